@@ -1,0 +1,141 @@
+"""The `suite_a` / `suite_b` mailbox suites, simulated deterministically (decisions.md section 5).
+
+Like test card numbers, some inputs reach error paths on purpose:
+
+| input | outcome |
+| --- | --- |
+| `profile_picture_url` not `https`, or its host loopback, private, link-local, reserved, `localhost`, single-label or under `.local`, `.internal`, `.lan`, `.localhost` | the order goes `action_required` (pending action of kind `profile_picture_url`) |
+| a domain whose first label starts with `mailfail` | the suite refuses the domain: the order goes `failed` |
+
+Everything else succeeds: inboxes are `first.last@domain` for each persona, DNS records are the
+suite's MX and SPF plus DMARC and a DKIM record holding a freshly generated Ed25519 public key.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import re
+import unicodedata
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+SUITES = ("suite_a", "suite_b")
+DEFAULT_PERSONAS: tuple[tuple[str, str], ...] = (
+    ("Ava", "Martin"),
+    ("Liam", "Walker"),
+    ("Mia", "Chen"),
+    ("Noah", "Patel"),
+    ("Emma", "Garcia"),
+    ("Lucas", "Nguyen"),
+    ("Zoe", "Kim"),
+    ("Ethan", "Brooks"),
+    ("Ivy", "Turner"),
+    ("Owen", "Reyes"),
+)
+_MX = {
+    "suite_a": [("mx1.suite-a.example", 1), ("mx2.suite-a.example", 5)],
+    "suite_b": [("mail.protection.suite-b.example", 0)],
+}
+_SPF = {"suite_a": "include:_spf.suite-a.example", "suite_b": "include:spf.suite-b.example"}
+_PRIVATE_SUFFIXES = (".local", ".internal", ".lan", ".localhost", ".home", ".corp")
+
+
+def profile_picture_problem(url: str | None) -> str | None:
+    """Why the suites cannot fetch this picture, or None when it is fine (or absent)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme != "https":
+        return "profile_picture_url must be an https URL."
+    host = (parts.hostname or "").lower().rstrip(".")
+    if not host:
+        return "profile_picture_url has no host."
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if host == "localhost" or "." not in host or host.endswith(_PRIVATE_SUFFIXES):
+            return "profile_picture_url's host is not publicly reachable."
+        return None
+    if not address.is_global:
+        return "profile_picture_url's host is not publicly reachable."
+    return None
+
+
+def refuses_domain(domain: str) -> bool:
+    return domain.split(".", 1)[0].startswith("mailfail")
+
+
+def _slug(value: str) -> str:
+    ascii_only = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "", ascii_only.lower()) or "user"
+
+
+def personas_or_default(personas: list[dict[str, str]]) -> list[dict[str, str]]:
+    if personas:
+        return personas
+    return [{"first_name": f, "last_name": last} for f, last in DEFAULT_PERSONAS]
+
+
+def inboxes_for(
+    domain: str, suite: str, count: int, personas: list[dict[str, str]]
+) -> list[dict[str, Any]]:
+    """`count` inboxes on the domain, personas in turn; a repeated persona gets a number."""
+    chosen = personas_or_default(personas)
+    inboxes: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for index in range(count):
+        persona = chosen[index % len(chosen)]
+        local = f"{_slug(persona['first_name'])}.{_slug(persona['last_name'])}"
+        candidate, n = local, 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{local}{n}"
+        seen.add(candidate)
+        inboxes.append(
+            {
+                "address": f"{candidate}@{domain}",
+                "suite": suite,
+                "persona": {"first_name": persona["first_name"], "last_name": persona["last_name"]},
+                "status": "active",
+            }
+        )
+    return inboxes
+
+
+def dkim_public_key() -> str:
+    key = Ed25519PrivateKey.generate().public_key()
+    return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
+
+
+def dns_records(domain: str, suite: str | None) -> list[dict[str, Any]]:
+    """The records a domain needs to send through its suite (a bare registration: DMARC only)."""
+    records: list[dict[str, Any]] = []
+    if suite in _MX:
+        records += [
+            {"type": "MX", "name": domain, "value": host, "priority": prio, "ttl": 3600}
+            for host, prio in _MX[suite]
+        ]
+        records.append(
+            {"type": "TXT", "name": domain, "value": f"v=spf1 {_SPF[suite]} ~all", "ttl": 3600}
+        )
+        records.append(
+            {
+                "type": "TXT",
+                "name": f"{suite.replace('_', '')}._domainkey.{domain}",
+                "value": f"v=DKIM1; k=ed25519; p={dkim_public_key()}",
+                "ttl": 3600,
+            }
+        )
+    records.append(
+        {
+            "type": "TXT",
+            "name": f"_dmarc.{domain}",
+            "value": f"v=DMARC1; p=none; rua=mailto:dmarc@{domain}",
+            "ttl": 3600,
+        }
+    )
+    return records

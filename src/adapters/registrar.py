@@ -1,0 +1,71 @@
+"""The registrar, simulated deterministically (decisions.md section 5), and its TLD catalog.
+
+| input | outcome |
+| --- | --- |
+| a first label containing `taken` | unavailable, `reason: "registered"` |
+| a first label starting with `premium` | premium: `available: false`, `reason: "premium"` |
+| a syntactically invalid name, or a TLD outside the catalog | `available: false`, `reason: "invalid"` |
+
+Everything else is free to register at its TLD's price. Prices are in US cents.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CURRENCY = "usd"
+
+
+@dataclass(frozen=True)
+class Tld:
+    name: str  # without the dot
+    price_cents: int
+    renewal_price_cents: int
+
+
+CATALOG: dict[str, Tld] = {
+    t.name: t
+    for t in (
+        Tld("com", 1299, 1599),
+        Tld("net", 1399, 1699),
+        Tld("org", 1199, 1499),
+        Tld("io", 3999, 4999),
+        Tld("co", 2599, 2999),
+        Tld("ai", 7999, 8999),
+    )
+}
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+DOMAIN_NAME = re.compile(rf"^(?=.{{4,253}}$)(?:{_LABEL}\.)+[a-z]{{2,63}}$")
+REGISTERED, PREMIUM, INVALID = "registered", "premium", "invalid"
+
+
+def normalize(name: str) -> str:
+    return name.strip().lower().rstrip(".")
+
+
+def tld_of(name: str) -> Tld | None:
+    return CATALOG.get(name.rsplit(".", 1)[-1])
+
+
+def is_valid_name(name: str) -> bool:
+    return bool(DOMAIN_NAME.match(name))
+
+
+def registry_refusal(name: str) -> str | None:
+    """Why the registry will not sell this (normalized) name, or None when it is free."""
+    if not is_valid_name(name) or tld_of(name) is None:
+        return INVALID
+    label = name.split(".", 1)[0]
+    if label.startswith("premium"):
+        return PREMIUM
+    if "taken" in label:
+        return REGISTERED
+    return None
+
+
+def prices(name: str) -> tuple[int, int]:
+    """Registration and renewal price of a name; names outside the catalog cost 0."""
+    tld = tld_of(name)
+    return (tld.price_cents, tld.renewal_price_cents) if tld else (0, 0)

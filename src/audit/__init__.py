@@ -1,0 +1,1 @@
+"""The auditor's tools: the stored history described, replayed, sealed and exported."""

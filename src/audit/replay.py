@@ -1,0 +1,191 @@
+"""Rebuild every read model from the event history into a fresh store and compare it, table by
+table, with the live read models.
+
+The fresh store is the live store's kind (a scratch SQLite file, or a scratch PostgreSQL
+schema), dropped afterwards. Events stream in batches and rows are compared through digests,
+so memory stays flat however long the history is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit.records import read_notifications
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.settings import Settings
+from projections.base import ReadModel
+from projections.follower import tracked_position
+from projections.runner import READ_MODELS_TRACKING, ReadModels
+from services.store import EventStore
+
+Progress = Callable[[int, int], None]
+SAMPLES = 5
+ATTEMPTS = 5
+
+
+@dataclass
+class TableComparison:
+    table: str
+    live_rows: int
+    replayed_rows: int
+    only_live: list[str] = field(default_factory=list)
+    only_replayed: list[str] = field(default_factory=list)
+    differing_rows: int = 0
+
+    @property
+    def identical(self) -> bool:
+        return self.differing_rows == 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "identical": self.identical,
+            "live_rows": self.live_rows,
+            "replayed_rows": self.replayed_rows,
+            "differing_rows": self.differing_rows,
+            "only_live": self.only_live,
+            "only_replayed": self.only_replayed,
+        }
+
+
+@dataclass
+class ReplayReport:
+    position: int
+    events: int
+    seconds: float
+    tables: list[TableComparison]
+
+    @property
+    def identical(self) -> bool:
+        return all(table.identical for table in self.tables)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "position": self.position,
+            "events": self.events,
+            "seconds": round(self.seconds, 3),
+            "events_per_second": round(self.events / self.seconds) if self.seconds else 0,
+            "tables": [table.as_json() for table in self.tables],
+        }
+
+
+@contextlib.contextmanager
+def fresh_database(settings: Settings) -> Iterator[Database]:
+    """A scratch store of the live store's kind, removed on exit."""
+    if settings.database_url:
+        schema = f"audit_replay_{uuid.uuid4().hex[:12]}"
+        pg = PostgresDatabase(settings.database_url, schema, max_size=2)
+        try:
+            yield pg
+        finally:
+            with pg.transaction() as cur:
+                cur.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            pg.close()
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="partner-api-replay-"))
+    # Scratch data: nothing is lost by skipping fsync, and the rebuild runs faster.
+    sqlite = SQLiteDatabase(scratch / "replay.sqlite", durable=False)
+    try:
+        yield sqlite
+    finally:
+        sqlite.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Replay:
+    def __init__(self, store: EventStore, live: ReadModels, target: Database) -> None:
+        self.store = store
+        self.live = live
+        self.target = target
+        self.models: list[ReadModel] = [type(model)() for model in live.models]
+        for model in self.models:
+            model.attach(store)
+        with target.transaction() as cur:
+            for model in self.models:
+                model.create_tables(cur)
+        self.position = 0
+        self.events = 0
+
+    def advance(self, stop: int, progress: Progress | None = None) -> None:
+        mapper = self.store.mapper
+        for notifications in read_notifications(self.store, self.position, stop=stop):
+            with self.target.transaction() as cur:
+                for notification in notifications:
+                    event = mapper.to_domain_event(notification)
+                    for model in self.models:
+                        model.apply(cur, event, notification.id)
+            self.position = notifications[-1].id
+            self.events += len(notifications)
+            if progress is not None:
+                progress(self.position, stop)
+        self.position = max(self.position, stop)
+
+    def compare(self) -> list[TableComparison]:
+        return [compare_table(table, self.live.db, self.target) for table in self.live.tables()]
+
+
+def replay(
+    settings: Settings, store: EventStore, live: ReadModels, progress: Progress | None = None
+) -> ReplayReport:
+    """Replay up to the live read models' position and compare; if they move on meanwhile,
+    replay the rest and compare again, so both sides are compared at one position."""
+    started = time.perf_counter()
+    with fresh_database(settings) as target:
+        rebuild = Replay(store, live, target)
+        for _ in range(ATTEMPTS):
+            position = tracked_position(live.db, READ_MODELS_TRACKING)
+            rebuild.advance(position, progress)
+            tables = rebuild.compare()
+            if tracked_position(live.db, READ_MODELS_TRACKING) == position:
+                break
+        return ReplayReport(position, rebuild.events, time.perf_counter() - started, tables)
+
+
+def _rows(db: Database, table: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    with db.read() as cur:
+        cur.execute(f"SELECT * FROM {table}")
+        while (row := cur.fetchone()) is not None:
+            canonical = json.dumps(row, sort_keys=True, default=str, separators=(",", ":"))
+            yield hashlib.blake2b(canonical.encode(), digest_size=16).digest(), row
+
+
+def _sample(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def compare_table(table: str, live: Database, replayed: Database) -> TableComparison:
+    """Multiset comparison of rows: the order rows were written in does not matter."""
+    expected: Counter[bytes] = Counter()
+    live_rows = 0
+    for digest, _ in _rows(live, table):
+        expected[digest] += 1
+        live_rows += 1
+    result = TableComparison(table, live_rows, 0)
+    for digest, row in _rows(replayed, table):
+        result.replayed_rows += 1
+        if expected[digest] > 0:
+            expected[digest] -= 1
+            continue
+        result.differing_rows += 1
+        if len(result.only_replayed) < SAMPLES:
+            result.only_replayed.append(_sample(row))
+    missing = +expected  # rows of the live table the replay did not produce
+    result.differing_rows += sum(missing.values())
+    if missing:
+        for digest, row in _rows(live, table):
+            if missing[digest] > 0 and len(result.only_live) < SAMPLES:
+                missing[digest] -= 1
+                result.only_live.append(_sample(row))
+    return result

@@ -1,0 +1,30 @@
+"""The "audit" role: keeps the hash chain over the event log current."""
+
+from __future__ import annotations
+
+import anyio
+
+from audit.chain import ChainFollower
+from runtime.container import Container
+from runtime.roles import register_role
+
+
+class AuditChainRole:
+    name = "audit"
+
+    def __init__(self, container: Container) -> None:
+        self.follower = ChainFollower(
+            container.store, container.ops_db, poll_interval=max(0.05, container.settings.poll_interval_seconds)
+        )
+
+    async def start(self) -> None:
+        self.follower.start()
+
+    async def stop(self) -> None:
+        await anyio.to_thread.run_sync(self.follower.stop)
+
+    def describe(self) -> str:
+        return "hash chain over the event log (audit verify)"
+
+
+register_role("audit", AuditChainRole)

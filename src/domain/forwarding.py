@@ -1,0 +1,65 @@
+"""A forwarding job (`fwj_`): point domains' web traffic at one URL.
+
+Domains already forwarding there are `completed` at submission; the rest are `pending` until
+the job finishes: each then lands in `applied` or `failed` (the target does not resolve).
+Job status: `in_progress`, then `completed` (something applied or nothing pending) or `failed`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate, event
+
+IN_PROGRESS = "in_progress"
+COMPLETED = "completed"
+FAILED = "failed"
+
+
+class ForwardingJob(Aggregate):
+    @event("Submitted")
+    def __init__(
+        self,
+        *,
+        org_id: str,
+        environment: str,
+        forwarding_url: str,
+        completed: list[dict[str, Any]],
+        pending: list[dict[str, Any]],
+        created_at: float,
+    ) -> None:
+        self.org_id = org_id
+        self.environment = environment
+        self.forwarding_url = forwarding_url
+        self.completed = completed
+        self.pending = pending
+        self.failed: list[dict[str, Any]] = []
+        self.applied: list[dict[str, Any]] = []
+        self.reason: str | None = None
+        self.status = IN_PROGRESS if pending else COMPLETED
+        self.created_at = created_at
+        self.updated_at = created_at
+        self.completed_at: float | None = None if pending else created_at
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.org_id}:{self.environment}"
+
+    def finish(self, resolves: bool, reason: str | None, at: float) -> None:
+        if self.status != IN_PROGRESS:
+            return
+        self._finished(resolves=resolves, reason=reason, at=at)
+
+    @event("Finished")
+    def _finished(self, *, resolves: bool, reason: str | None, at: float) -> None:
+        if resolves:
+            self.applied = list(self.pending)
+            self.completed = [*self.completed, *self.pending]
+            self.status = COMPLETED
+        else:
+            self.failed = list(self.pending)
+            self.status = FAILED
+        self.pending = []
+        self.reason = reason
+        self.completed_at = at
+        self.updated_at = at

@@ -1,0 +1,91 @@
+"""A domain import job (`imp_`): existing customer domains brought under our DNS.
+
+Each domain moves `queued` -> `awaiting_nameservers` -> `completed`, or to `failed`. The job is
+`in_progress` until first processed, `action_required` while any domain waits for its
+nameservers, then `completed` (at least one domain imported) or `failed` (none was).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate, event
+
+IN_PROGRESS = "in_progress"
+COMPLETED = "completed"
+FAILED = "failed"
+ACTION_REQUIRED = "action_required"
+OPEN_STATES = (IN_PROGRESS, ACTION_REQUIRED)
+
+QUEUED = "queued"
+AWAITING = "awaiting_nameservers"
+ITEM_DONE = "completed"
+ITEM_FAILED = "failed"
+
+
+def status_of(items: list[dict[str, Any]]) -> str:
+    states = {item["status"] for item in items}
+    if QUEUED in states:
+        return IN_PROGRESS
+    if AWAITING in states:
+        return ACTION_REQUIRED
+    return COMPLETED if ITEM_DONE in states else FAILED
+
+
+class ImportJob(Aggregate):
+    @event("Submitted")
+    def __init__(
+        self,
+        *,
+        org_id: str,
+        environment: str,
+        workspace_id: str | None,
+        mode: str,
+        items: list[dict[str, Any]],
+        nameserver_groups: list[dict[str, Any]],
+        created_at: float,
+    ) -> None:
+        self.org_id = org_id
+        self.environment = environment
+        self.workspace_id = workspace_id
+        self.mode = mode
+        self.items = items
+        self.nameserver_groups = nameserver_groups
+        self.status = IN_PROGRESS
+        self.created_at = created_at
+        self.updated_at = created_at
+        self.completed_at: float | None = None
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.org_id}:{self.environment}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATES
+
+    def progress(self, items: list[dict[str, Any]], at: float) -> bool:
+        """Record the domains' new states; False (nothing recorded) when nothing changed."""
+        if items == self.items:
+            return False
+        status = status_of(items)
+        completed_at = at if status in (COMPLETED, FAILED) else None
+        self._progressed(
+            items=items, status=status, previous=self.status, completed_at=completed_at, at=at
+        )
+        return True
+
+    @event("Progressed")
+    def _progressed(
+        self,
+        *,
+        items: list[dict[str, Any]],
+        status: str,
+        previous: str,
+        completed_at: float | None,
+        at: float,
+    ) -> None:
+        self.items = items
+        self.status = status
+        self.completed_at = completed_at
+        self.updated_at = at

@@ -1,0 +1,67 @@
+"""Pending actions (`act_`): an order blocked on partner input, and the input that unblocks it.
+
+| move (event)        | from      | to         |
+| ------------------- | --------- | ---------- |
+| `__init__` (Opened) | (new)     | `pending`  |
+| `resolve` (Resolved)| `pending` | `resolved` |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.errors import DomainError
+
+PENDING = "pending"
+RESOLVED = "resolved"
+
+# What the partner must send to `POST /orders/pending/{id}/resolve`, per kind of action.
+INPUT_FIELD = {"profile_picture_url": "profile_picture_url"}
+
+
+class PendingAction(Aggregate):
+    @event("Opened")
+    def __init__(
+        self,
+        *,
+        org_id: str,
+        environment: str,
+        order_id: str,
+        kind: str,
+        field: str,
+        message: str,
+        details: dict[str, Any],
+        created_at: float,
+    ) -> None:
+        self.org_id = org_id
+        self.environment = environment
+        self.order_id = order_id
+        self.kind = kind
+        self.field = field
+        self.message = message
+        self.details = details
+        self.status = PENDING
+        self.created_at = created_at
+        self.resolved_at: float | None = None
+        self.resolution: dict[str, Any] | None = None
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.org_id}:{self.environment}"
+
+    def resolve(self, resolution: dict[str, Any], at: float) -> None:
+        if self.status != PENDING:
+            raise DomainError(
+                "order_state_conflict",
+                "This pending action is already resolved.",
+                details={"status": self.status},
+            )
+        self._resolved(resolution=resolution, at=at)
+
+    @event("Resolved")
+    def _resolved(self, *, resolution: dict[str, Any], at: float) -> None:
+        self.status = RESOLVED
+        self.resolution = resolution
+        self.resolved_at = at

@@ -1,0 +1,155 @@
+"""The fulfillment worker: a process manager that follows the event log and moves live orders
+one provisioning step per `fulfillment_step_seconds`, and finalizes cancellations when their
+grace window ends (sandbox ones too).
+
+Its to-do list (`fulfillment_jobs`, one row per order) is written by a Follower with its own
+tracking position, in the same transaction as the position: restarted, it resumes exactly where
+the log says each order is. A step's result is saved as an order event, and the order's version
+check makes a step that two workers (or a restarted one) attempt land once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from typing import Any
+
+import anyio
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import RecordConflictError
+
+from domain.orders import CANCEL_SCHEDULED, IN_PROGRESS, Order
+from fulfillment import steps
+from projections.follower import Follower
+from runtime.container import Container
+from runtime.roles import register_role
+from services.orders import apply_outcome, finalize_cancel
+
+log = logging.getLogger(__name__)
+
+TRACKING = "fulfillment"
+STEP, CANCEL = "step", "cancel"
+_DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled")
+
+
+class FulfillmentWorker:
+    name = "worker"
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.db = container.ops_db
+        self.step_seconds = container.settings.fulfillment_step_seconds
+        self.lease_seconds = max(10.0, 5 * self.step_seconds)
+        with self.db.transaction() as cur:
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS fulfillment_jobs (order_id TEXT PRIMARY KEY, "
+                "job TEXT NOT NULL, due_at DOUBLE PRECISION NOT NULL)"
+            )
+        self.follower = Follower(container.store, self.db, TRACKING, self._track)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        container.store.on_saved(lambda _id: self._wake.set())
+
+    def _track(self, cur: Any, event: Any, position: int) -> None:
+        name = type(event).__qualname__
+        order_id = event.originator_id.hex
+        if name == "Order.Placed":
+            if event.environment == "live":
+                self._schedule(cur, order_id, STEP, event.created_at + self.step_seconds)
+        elif name in ("Order.StepCompleted", "Order.Resumed"):
+            self._schedule(cur, order_id, STEP, event.at + self.step_seconds)
+        elif name == "Order.CancelScheduled":
+            self._schedule(cur, order_id, CANCEL, event.cancel_after)
+        elif name in _DROP:
+            cur.execute("DELETE FROM fulfillment_jobs WHERE order_id = ?", (order_id,))
+
+    @staticmethod
+    def _schedule(cur: Any, order_id: str, job: str, due_at: float) -> None:
+        cur.execute(
+            "INSERT INTO fulfillment_jobs (order_id, job, due_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (order_id) DO UPDATE SET job = ?, due_at = ?",
+            (order_id, job, due_at, job, due_at),
+        )
+
+    def run_once(self) -> int:
+        """Catch up with the log, then run every job that is due; returns how many ran."""
+        self.follower.catch_up()
+        now = self.container.clock.now()
+        with self.db.read() as cur:
+            due = cur.execute(
+                "SELECT order_id, job, due_at FROM fulfillment_jobs WHERE due_at <= ? "
+                "ORDER BY due_at LIMIT 50",
+                (now,),
+            ).fetchall()
+        ran = 0
+        for row in due:
+            if self._claim(row, now):
+                self._run(uuid.UUID(hex=row["order_id"]), row["job"])
+                ran += 1
+        return ran
+
+    def _claim(self, row: dict[str, Any], now: float) -> bool:
+        """Push the job's due time out by a lease, unless another worker did so first."""
+        with self.db.transaction() as cur:
+            return bool(
+                cur.execute(
+                    "UPDATE fulfillment_jobs SET due_at = ? WHERE order_id = ? AND due_at = ?",
+                    (now + self.lease_seconds, row["order_id"], row["due_at"]),
+                ).rowcount
+            )
+
+    def _run(self, order_uuid: uuid.UUID, job: str) -> None:
+        order = self.container.store.find(order_uuid, Order)
+        if not isinstance(order, Order):
+            return
+        at = self.container.clock.now()
+        others: list[Aggregate] = []
+        if job == CANCEL and order.status == CANCEL_SCHEDULED:
+            others = finalize_cancel(self.container, order, at)
+        elif job == STEP and order.status == IN_PROGRESS:
+            step = steps.next_step(order)
+            if step is None:
+                order.complete(steps.completed_domains(order.domains), at)
+            else:
+                outcome = steps.run_step(step, order)
+                if outcome.action is None and outcome.failure is None:
+                    order.record_step(step, outcome.domains, at)
+                else:
+                    others = apply_outcome(self.container, order, outcome, at)
+        else:
+            return
+        try:
+            self.container.store.save(order, *others)
+        except RecordConflictError:
+            log.info("order %s moved by another writer; the job runs again", order_uuid)
+
+    def _loop(self) -> None:
+        interval = self.container.settings.poll_interval_seconds
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("fulfillment worker pass failed; retrying")
+                self._stop.wait(1.0)
+            self._wake.wait(interval)
+            self._wake.clear()
+
+    async def start(self) -> None:
+        await anyio.to_thread.run_sync(self.follower.catch_up)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="fulfillment-worker", daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            await anyio.to_thread.run_sync(self._thread.join, 10.0)
+
+    def describe(self) -> str:
+        return f"fulfillment, one step every {self.step_seconds:g}s"
+
+
+register_role("worker", FulfillmentWorker)

@@ -1,0 +1,1 @@
+"""The internal gRPC gateway: admin and audit services for operators."""

@@ -1,0 +1,130 @@
+"""The CLI's way to a running server: org, key, wallet and webhook commands go through the
+AdminService when one answers on the configured port with our operator token; otherwise the
+CLI writes to the store directly (decisions.md section 2)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from gateway.grpc.errors import error_from
+from infra.settings import Settings
+from partnerapi.v1 import admin_pb2, admin_pb2_grpc
+
+TIMEOUT_SECONDS = 30.0
+# The call certainly did not run: nothing listens, or another deployment's server answered.
+FALL_BACK = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNAUTHENTICATED}
+
+Call = Callable[[Any, argparse.Namespace], dict[str, Any]]
+
+
+def _rate(message: Any) -> dict[str, Any]:
+    return {
+        "rate_rps": message.rate_rps if message.HasField("rate_rps") else None,
+        "rate_burst": message.rate_burst if message.HasField("rate_burst") else None,
+    }
+
+
+def _org_create(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    request = admin_pb2.CreateOrganizationRequest(name=args.name)
+    if args.rate_rps is not None:
+        request.rate_rps = args.rate_rps
+    if args.rate_burst is not None:
+        request.rate_burst = args.rate_burst
+    org = stub.CreateOrganization(request, **_call_options(args))
+    return {"id": org.id, "name": org.name, **_rate(org)}
+
+
+def _org_rate_limit(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    request = admin_pb2.SetRateLimitRequest(org_id=args.org_id)
+    if args.rate_rps is not None:
+        request.rate_rps = args.rate_rps
+    if args.rate_burst is not None:
+        request.rate_burst = args.rate_burst
+    org = stub.SetRateLimit(request, **_call_options(args))
+    return {"id": org.id, "name": org.name, **_rate(org)}
+
+
+def _key_create(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    request = admin_pb2.CreateApiKeyRequest(
+        org_id=args.org_id, environment=args.env, preset=args.preset
+    )
+    key = stub.CreateApiKey(request, **_call_options(args))
+    return {
+        "id": key.id,
+        "secret": key.secret,
+        "org_id": key.org_id,
+        "environment": key.environment,
+        "preset": key.preset,
+    }
+
+
+def _key_rotate(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    key = stub.RotateApiKey(admin_pb2.RotateApiKeyRequest(key_id=args.key_id), **_call_options(args))
+    return {"id": key.id, "secret": key.secret, "replaces": key.replaces}
+
+
+def _key_revoke(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    done = stub.RevokeApiKey(admin_pb2.RevokeApiKeyRequest(key_id=args.key_id), **_call_options(args))
+    return {"id": done.id, "revoked": done.revoked}
+
+
+def _wallet_credit(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    request = admin_pb2.CreditWalletRequest(org_id=args.org_id, amount_cents=args.cents)
+    balance = stub.CreditWallet(request, **_call_options(args))
+    return {"org_id": balance.org_id, "balance_cents": balance.balance_cents}
+
+
+def _webhook_set(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
+    request = admin_pb2.SetWebhookEndpointRequest(org_id=args.org_id, url=args.url)
+    endpoint = stub.SetWebhookEndpoint(request, **_call_options(args))
+    return {"url": endpoint.url, "secret": endpoint.secret}
+
+
+CALLS: dict[tuple[str, str], Call] = {
+    ("org", "create"): _org_create,
+    ("org", "rate-limit"): _org_rate_limit,
+    ("key", "create"): _key_create,
+    ("key", "rotate"): _key_rotate,
+    ("key", "revoke"): _key_revoke,
+    ("wallet", "credit"): _wallet_credit,
+    ("webhook", "set"): _webhook_set,
+}
+# The arguments each call reads; a command parsed differently is run against the store.
+NEEDS = {("wallet", "credit"): ("org_id", "cents"), ("webhook", "set"): ("org_id", "url")}
+
+
+def _call_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"metadata": args._grpc_metadata, "timeout": TIMEOUT_SECONDS}
+
+
+def target_of(settings: Settings) -> str:
+    host = settings.host if settings.host not in {"0.0.0.0", "::", ""} else "127.0.0.1"
+    return f"{host}:{settings.grpc_port}"
+
+
+def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The command's result from the running server, or None when none of ours answers.
+
+    A domain error from the server is raised as the same DomainError the store would raise.
+    """
+    name = (args.group, getattr(args, "action", ""))
+    call = CALLS.get(name)
+    if call is None or not settings.operator_token:
+        return None
+    if not all(hasattr(args, needed) for needed in NEEDS.get(name, ())):
+        return None
+    args._grpc_metadata = (("authorization", f"Bearer {settings.operator_token}"),)
+    with grpc.insecure_channel(target_of(settings)) as channel:
+        try:
+            return call(admin_pb2_grpc.AdminServiceStub(channel), args)  # type: ignore[no-untyped-call]
+        except grpc.RpcError as failure:
+            if failure.code() in FALL_BACK:
+                return None
+            error = error_from(failure)
+            if error is None:
+                raise
+            raise error from None

@@ -1,0 +1,115 @@
+"""One interceptor for every internal service: the operator token, then error mapping.
+
+Health and reflection stay open, as probes and `grpcurl list` expect; every other method needs
+metadata `authorization: Bearer <operator token>`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from domain.errors import DomainError
+from gateway.grpc.errors import ERROR_CODE_KEY, details_of, status_of, trailers_of
+
+log = logging.getLogger(__name__)
+
+OPEN_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+OPERATOR_KEY = "x-operator"
+
+
+def metadata_value(metadata: Any, key: str) -> str | None:
+    for item in metadata or ():
+        if item[0].lower() == key:
+            return str(item[1])
+    return None
+
+
+def operator_of(context: Any) -> str:
+    """Who is acting, recorded on the events an operator causes (`x-operator` metadata)."""
+    name = metadata_value(context.invocation_metadata(), OPERATOR_KEY)
+    return (name or "operator").strip()[:200] or "operator"
+
+
+async def _fail(context: Any, error: DomainError) -> None:
+    await context.abort(status_of(error.code), details_of(error), trailing_metadata=trailers_of(error))
+
+
+async def _fail_unexpected(context: Any, method: str) -> None:
+    log.exception("gRPC %s failed", method)
+    await context.abort(
+        grpc.StatusCode.INTERNAL,
+        "internal_error: Something went wrong on our side.",
+        trailing_metadata=((ERROR_CODE_KEY, "internal_error"),),
+    )
+
+
+UNAUTHORIZED = DomainError("unauthorized", "Missing or invalid operator token.")
+
+
+class OperatorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    def _authorized(self, metadata: Any) -> bool:
+        presented = metadata_value(metadata, "authorization") or ""
+        return hmac.compare_digest(presented.encode(), self._expected)
+
+    async def intercept_service(
+        self, continuation: Callable[[Any], Awaitable[Any]], details: Any
+    ) -> Any:
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(OPEN_SERVICES):
+            return handler
+        authorized = self._authorized(details.invocation_metadata)
+        method = details.method
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                _guard_unary(handler.unary_unary, authorized, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                _guard_stream(handler.unary_stream, authorized, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # client streaming is not offered by any internal service
+
+
+def _guard_unary(inner: Any, authorized: bool, method: str) -> Any:
+    async def behavior(request: Any, context: Any) -> Any:
+        if not authorized:
+            await _fail(context, UNAUTHORIZED)
+        try:
+            return await inner(request, context)
+        except grpc.aio.AbortError:
+            raise
+        except DomainError as error:
+            await _fail(context, error)
+        except Exception:
+            await _fail_unexpected(context, method)
+
+    return behavior
+
+
+def _guard_stream(inner: Any, authorized: bool, method: str) -> Any:
+    async def behavior(request: Any, context: Any) -> AsyncIterator[Any]:
+        if not authorized:
+            await _fail(context, UNAUTHORIZED)
+        try:
+            async for item in inner(request, context):
+                yield item
+        except grpc.aio.AbortError:
+            raise
+        except DomainError as error:
+            await _fail(context, error)
+        except Exception:
+            await _fail_unexpected(context, method)
+
+    return behavior

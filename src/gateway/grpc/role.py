@@ -1,0 +1,27 @@
+"""The "grpc" role: the internal gRPC server on `settings.grpc_port`."""
+
+from __future__ import annotations
+
+from gateway.grpc.server import GrpcServer
+from runtime.container import Container
+from runtime.roles import register_role
+
+
+class GrpcRole:
+    name = "grpc"
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.server = GrpcServer(container)
+
+    async def start(self) -> None:
+        await self.server.start()
+
+    async def stop(self) -> None:
+        await self.server.stop()
+
+    def describe(self) -> str:
+        return f"grpc://{self.container.settings.host}:{self.server.port} (admin, audit; health, reflection)"
+
+
+register_role("grpc", GrpcRole)

@@ -1,0 +1,215 @@
+"""The partner portal at /portal: sign in with a `full` key, manage the webhook endpoint, send a
+test event, and read the event log with every attempt (server-rendered, no build step).
+
+The portal is outside the bearer middleware; its session is a signed cookie naming the key,
+re-checked on every request, so revoking the key ends the session at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from pathlib import Path
+from typing import Any
+
+import anyio
+from litestar import Controller, Request, Response, get, post
+from litestar.contrib.jinja import JinjaTemplateEngine
+from litestar.datastructures import Cookie
+from litestar.response import Redirect
+
+from domain.api_keys import ApiKey
+from domain.errors import DomainError
+from gateway.rest.lists import container_of
+from infra.ids import parse_id
+from runtime.container import Container
+from webhooks.deliveries import redeliver
+from webhooks.endpoints import endpoints_of
+from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, event_row, render_page
+
+COOKIE = "portal_session"
+SESSION_SECONDS = 8 * 3600
+EVENTS_SHOWN = 50
+_templates = JinjaTemplateEngine(directory=Path(__file__).parent / "templates")
+
+
+class Session:
+    def __init__(self, key_id: str, org_id: str, environment: str, token: str, secret: str) -> None:
+        self.key_id = key_id
+        self.org_id = org_id
+        self.environment = environment
+        self.csrf = _sign(secret, "csrf:" + token)
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.org_id}:{self.environment}"
+
+
+def _sign(secret: str, value: str) -> str:
+    return hmac.new(
+        hashlib.sha256(("portal:" + secret).encode()).digest(), value.encode(), "sha256"
+    ).hexdigest()
+
+
+def _html(template: str, status_code: int = 200, **context: Any) -> Response[str]:
+    body = _templates.get_template(template).render(**context)
+    return Response(body, status_code=status_code, media_type="text/html")
+
+
+def _session(container: Container, request: Request[Any, Any, Any]) -> Session | None:
+    token = request.cookies.get(COOKIE, "")
+    key_id, _, rest = token.partition(".")
+    expires, _, signature = rest.partition(".")
+    secret = container.settings.secret_key
+    if not expires.isdigit() or not hmac.compare_digest(
+        signature, _sign(secret, f"{key_id}.{expires}")
+    ):
+        return None
+    if int(expires) < container.clock.now():
+        return None
+    key = container.store.find(parse_id("key", key_id), ApiKey)
+    if key is None or key.is_revoked or key.preset != "full":
+        return None
+    return Session(key_id, key.org_id, key.environment, token, secret)
+
+
+async def _form_session(
+    request: Request[Any, Any, Any],
+) -> tuple[Container, Session, dict[str, Any]]:
+    container = container_of(request)
+    session = await anyio.to_thread.run_sync(_session, container, request)
+    form = dict(await request.form())
+    if session is None or not hmac.compare_digest(str(form.get("csrf", "")), session.csrf):
+        raise PermissionError("not signed in")
+    return container, session, form
+
+
+def _dashboard(container: Container, session: Session, **extra: Any) -> Response[str]:
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            f"SELECT {EVENT_COLUMNS} FROM {EVENTS_FROM} WHERE e.tenant = ? "
+            "ORDER BY position DESC LIMIT ?",
+            (session.tenant, EVENTS_SHOWN),
+        ).fetchall()
+    return _html(
+        "dashboard.html",
+        org_id=session.org_id,
+        environment=session.environment,
+        csrf=session.csrf,
+        endpoint=endpoints_of(container).describe(session.org_id),
+        events=render_page(container.read_db, rows),
+        **extra,
+    )
+
+
+def _to_login() -> Redirect:
+    return Redirect("/portal", status_code=303)
+
+
+class PortalController(Controller):
+    path = "/portal"
+    tags = ["portal"]
+    include_in_schema = False
+
+    @get(operation_id="portalHome", summary="Portal page", sync_to_thread=True)
+    def home(self, request: Request[Any, Any, Any]) -> Response[str]:
+        container = container_of(request)
+        session = _session(container, request)
+        if session is None:
+            return _html("login.html")
+        return _dashboard(container, session)
+
+    @post("/login", operation_id="portalLogin", summary="Sign in with a full API key")
+    async def login(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        container = container_of(request)
+        secret = str((await request.form()).get("api_key", "")).strip()
+        principal = await anyio.to_thread.run_sync(container.accounts.authenticate, secret)
+        if principal is None or principal.preset != "full":
+            return _html("login.html", 401, error="Use a valid API key with the full preset.")
+        expires = int(container.clock.now()) + SESSION_SECONDS
+        value = f"{principal.key_id}.{expires}"
+        token = f"{value}.{_sign(container.settings.secret_key, value)}"
+        cookie = Cookie(
+            key=COOKIE,
+            value=token,
+            path="/portal",
+            httponly=True,
+            samesite="strict",
+            max_age=SESSION_SECONDS,
+            secure=request.url.scheme == "https",
+        )
+        return Redirect("/portal", status_code=303, cookies=[cookie])
+
+    @post("/logout", operation_id="portalLogout", summary="Sign out")
+    async def logout(self) -> Redirect:
+        redirect = _to_login()
+        redirect.delete_cookie(COOKIE, path="/portal")
+        return redirect
+
+    @post("/endpoint", operation_id="portalSetEndpoint", summary="Set the webhook URL")
+    async def set_endpoint(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        try:
+            container, session, form = await _form_session(request)
+        except PermissionError:
+            return _to_login()
+        service = endpoints_of(container)
+        try:
+            saved = await anyio.to_thread.run_sync(
+                service.set_url, session.org_id, str(form.get("url", ""))
+            )
+        except DomainError as exc:
+            message = exc.message
+            return await anyio.to_thread.run_sync(
+                lambda: _dashboard(container, session, error=message)
+            )
+        return await anyio.to_thread.run_sync(
+            lambda: _dashboard(container, session, secret=saved["secret"])
+        )
+
+    @post("/rotate", operation_id="portalRotateSecret", summary="Rotate the signing secret")
+    async def rotate(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        try:
+            container, session, _ = await _form_session(request)
+        except PermissionError:
+            return _to_login()
+        try:
+            rotated = await anyio.to_thread.run_sync(
+                endpoints_of(container).rotate_secret, session.org_id
+            )
+        except DomainError as exc:
+            message = exc.message
+            return await anyio.to_thread.run_sync(
+                lambda: _dashboard(container, session, error=message)
+            )
+        return await anyio.to_thread.run_sync(
+            lambda: _dashboard(container, session, secret=rotated["secret"])
+        )
+
+    @post("/test", operation_id="portalSendTest", summary="Send a test event")
+    async def send_test(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        try:
+            container, session, _ = await _form_session(request)
+        except PermissionError:
+            return _to_login()
+
+        def send() -> None:
+            position = endpoints_of(container).send_test(session.org_id, session.environment)
+            container.read_models.wait_for(position)
+
+        await anyio.to_thread.run_sync(send)
+        return _to_login()
+
+    @post("/events/{event_id:str}/redeliver", operation_id="portalRedeliver", summary="Redeliver")
+    async def redeliver_event(
+        self, request: Request[Any, Any, Any], event_id: str
+    ) -> Response[Any]:
+        try:
+            container, session, _ = await _form_session(request)
+        except PermissionError:
+            return _to_login()
+        row = event_row(container.read_db, session.tenant, event_id)
+        if row is not None:
+            await anyio.to_thread.run_sync(
+                redeliver, container.read_db, row, session.org_id, container.clock.now()
+            )
+        return _to_login()

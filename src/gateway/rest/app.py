@@ -1,0 +1,73 @@
+"""App factory and composition root of the REST gateway."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from gateway.portal.app import PortalController
+from gateway.rest.auth import AuthAndRateLimitMiddleware, permission_guard
+from gateway.rest.errors import handle_exception
+from gateway.rest.health import healthz, metrics_endpoint, readyz
+from gateway.rest.pagination import PageTokens
+from gateway.rest.request_id import RequestIdMiddleware
+from gateway.rest.routes import partner_controllers
+from runtime.container import Container
+
+BASE_PATH = "/partner/v1"
+Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="Partner Provisioning API",
+        version="1.0.0",
+        path=f"{BASE_PATH}/schema",
+        render_plugins=[SwaggerRenderPlugin(path="/"), JsonRenderPlugin(path="/openapi.json")],
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(
+                    type="http", scheme="bearer", description="pk_live_... or pk_test_..."
+                )
+            }
+        ),
+        security=[{"bearer": []}],
+    )
+
+
+def create_litestar(container: Container, lifespans: list[Lifespan] | None = None) -> Litestar:
+    partner = Router(
+        path=BASE_PATH,
+        route_handlers=partner_controllers(),
+        middleware=[AuthAndRateLimitMiddleware()],
+        guards=[permission_guard],
+    )
+    extra_routes: list[Any] = container.extras.get("extra_routes", [])
+    container.extras.setdefault("page_tokens", PageTokens(container.settings.secret_key))
+    app = Litestar(
+        route_handlers=[partner, healthz, readyz, metrics_endpoint, PortalController, *extra_routes],
+        exception_handlers={Exception: handle_exception},
+        openapi_config=openapi_config(),
+        request_max_body_size=container.settings.max_body_bytes,
+        lifespan=lifespans or [],
+        logging_config=None,
+        debug=False,
+    )
+    app.state["container"] = container
+    return app
+
+
+def create_app(container: Container, lifespans: list[Lifespan] | None = None) -> Any:
+    """The ASGI callable served: the request-id layer wraps everything, 404s included."""
+    return RequestIdMiddleware(create_litestar(container, lifespans))
+
+
+@asynccontextmanager
+async def no_lifespan(_: Litestar) -> AsyncIterator[None]:
+    yield

@@ -1,0 +1,98 @@
+"""Bearer authentication, the shared rate allowance, and write permissions by preset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from domain.errors import DomainError
+from gateway.rest import metrics
+from services.accounts import Principal
+
+# Handlers declare the write permission they need in `opt`; non-GET handlers default to full.
+WRITE_LIMITED = {"write": "limited"}
+WRITE_FULL = {"write": "full"}
+PUBLIC_PATHS = (
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/partner/v1/schema",
+    "/portal",
+)
+
+
+class AuthAndRateLimitMiddleware(ASGIMiddleware):
+    exclude_path_pattern = tuple(f"^{path}" for path in PUBLIC_PATHS)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        container = scope["app"].state["container"]
+        principal = _authenticate(container, scope)
+        bucket = f"{principal.org_id}:{principal.environment}"
+        rate = principal.rate_rps or container.settings.default_rate_rps
+        burst = principal.rate_burst or container.settings.default_rate_burst
+        decision = container.rate_limiter.spend(bucket, rate, burst)
+        headers = [
+            (b"ratelimit-limit", str(decision.limit).encode()),
+            (b"ratelimit-remaining", str(decision.remaining).encode()),
+            (b"ratelimit-reset", str(decision.reset_seconds).encode()),
+        ]
+        if not decision.allowed:
+            metrics.RATE_LIMITED.inc()
+            raise RateLimited(decision.retry_after_seconds, headers)
+        scope["principal"] = principal  # type: ignore[typeddict-unknown-key]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *headers]
+            await send(message)
+
+        await next_app(scope, receive, send_with_headers)
+
+
+class RateLimited(DomainError):
+    def __init__(self, retry_after: int, headers: list[tuple[bytes, bytes]]) -> None:
+        super().__init__(
+            "rate_limited",
+            "Rate limit exceeded; retry after the number of seconds in Retry-After.",
+            details={"retry_after_seconds": retry_after},
+        )
+        self.headers = {k.decode(): v.decode() for k, v in headers}
+        self.headers["Retry-After"] = str(retry_after)
+
+
+def _authenticate(container: Any, scope: Scope) -> Principal:
+    header = b""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            header = value
+            break
+    scheme, _, token = header.decode("latin-1").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise DomainError("unauthorized", "Send a valid API key as 'Authorization: Bearer <key>'.")
+    principal: Principal | None = container.accounts.authenticate(token.strip())
+    if principal is None:
+        raise DomainError("unauthorized", "The API key is missing, malformed or revoked.")
+    return principal
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    principal: Principal = connection.scope["principal"]  # type: ignore[typeddict-item]
+    return principal
+
+
+def permission_guard(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    if connection.scope.get("method", "GET") in ("GET", "HEAD", "OPTIONS"):
+        return
+    if "principal" not in connection.scope:
+        return  # public routes
+    needed = handler.opt.get("write", "full")
+    preset = principal_of(connection).preset
+    if preset == "full" or (needed == "limited" and preset == "limited"):
+        return
+    raise DomainError("forbidden", f"This API key's '{preset}' preset does not allow this action.")

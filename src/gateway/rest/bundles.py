@@ -1,0 +1,212 @@
+"""Bundles (spec 2.2, 4.1; decisions.md 3): save, list, get, edit, archive order templates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Controller, Request, Response, get, patch, post
+from litestar.openapi.datastructures import ResponseSpec
+
+from domain.bundles import STATUSES
+from domain.errors import invalid
+from gateway.rest.auth import principal_of
+from gateway.rest.idempotency import idempotent
+from gateway.rest.lists import container_of, list_page
+from services.bundles import (
+    archive_bundle,
+    bundle_view,
+    create_bundle,
+    edit_bundle,
+    list_view,
+    load_bundle,
+)
+from services.sizing import __doc__ as SIZING_RULE
+
+
+class Links(msgspec.Struct):
+    first: str
+    next: str | None
+
+
+class Meta(msgspec.Struct):
+    path: str
+    per_page: int
+    returned: int
+
+
+class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    monthly_sending_volume: int
+    send_on_weekends: bool
+    suite_a_percent: int | None = None
+    suite_b_percent: int | None = None
+    suite_a_licenses: int | None = None
+
+
+class EditBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Only the properties sent change; a null percent or `suite_a_licenses` returns to the
+    sizing rule's value."""
+
+    # Null is rejected by the service for these three, with the property named in `field`.
+    name: str | None | msgspec.UnsetType = msgspec.UNSET
+    monthly_sending_volume: int | None | msgspec.UnsetType = msgspec.UNSET
+    send_on_weekends: bool | None | msgspec.UnsetType = msgspec.UNSET
+    suite_a_percent: int | None | msgspec.UnsetType = msgspec.UNSET
+    suite_b_percent: int | None | msgspec.UnsetType = msgspec.UNSET
+    suite_a_licenses: int | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class Split(msgspec.Struct):
+    suite_a_percent: int
+    suite_b_percent: int
+
+
+class SuiteCounts(msgspec.Struct):
+    suite_a: int
+    suite_b: int
+    total: int
+
+
+class _BundleCommon(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    monthly_sending_volume: int
+    suite_a_percent: int | None
+    suite_b_percent: int | None
+    send_on_weekends: bool
+    suite_b_inboxes_per_domain: int
+    status: str
+    effective: Split
+    inboxes: SuiteCounts
+    required_domains: SuiteCounts
+    created_at: str
+    updated_at: str
+
+
+class BundleOut(_BundleCommon, kw_only=True):
+    suite_a_licenses: int
+
+
+class BundleListItem(_BundleCommon, kw_only=True):
+    suite_a_inboxes_per_domain: int
+
+
+class BundleResponse(msgspec.Struct):
+    data: BundleOut
+
+
+class BundlePage(msgspec.Struct):
+    data: list[BundleListItem]
+    links: Links
+    meta: Meta
+
+
+def _single(view: dict[str, Any]) -> BundleResponse:
+    return msgspec.convert({"data": view}, BundleResponse)
+
+
+class BundlesController(Controller):
+    path = "/bundles"
+    tags = ["bundles"]
+
+    @post(
+        operation_id="createBundle",
+        summary="Save a bundle (an order template sized by monthly sending volume)",
+        description=(SIZING_RULE or "")
+        + "\nAn `Idempotency-Key` header is optional here; when sent, a retry answers the first "
+        "response again.",
+        responses={201: ResponseSpec(BundleResponse, description="The bundle")},
+    )
+    async def create(self, request: Request[Any, Any, Any], data: CreateBundleBody) -> Response[Any]:
+        principal = principal_of(request)
+        container = container_of(request)
+        terms = msgspec.structs.asdict(data)
+        return await maybe_idempotent(
+            request,
+            lambda: {
+                "data": create_bundle(container, principal.org_id, principal.environment, terms)
+            },
+        )
+
+    @get(
+        operation_id="listBundles",
+        summary="List bundles",
+        description=(
+            "Newest first; filter `status` (`active` or `archived`). Each row carries the "
+            "single response's `suite_a_licenses` under the name `suite_a_inboxes_per_domain`."
+        ),
+    )
+    async def list_bundles(
+        self,
+        request: Request[Any, Any, Any],
+        status: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> BundlePage:
+        if status is not None and status not in STATUSES:
+            raise invalid("status must be active or archived.", "status")
+        page = list_page(
+            request,
+            table="catalog_bundles",
+            where=[("tenant = ?", principal_of(request).tenant), ("status = ?", status)],
+            filters={"status": status},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: list_view(json.loads(row["doc"])),
+        )
+        return msgspec.convert(page, BundlePage)
+
+    @get("/{bundle_id:str}", operation_id="getBundle", summary="One bundle")
+    async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
+        principal = principal_of(request)
+        bundle = load_bundle(container_of(request), principal.org_id, principal.environment, bundle_id)
+        return _single(bundle_view(bundle))
+
+    @patch(
+        "/{bundle_id:str}",
+        operation_id="updateBundle",
+        summary="Edit a bundle; its sizing is recomputed",
+        description="Archived bundles cannot be edited (409 `bundle_archived`).",
+    )
+    async def edit(
+        self, request: Request[Any, Any, Any], bundle_id: str, data: EditBundleBody
+    ) -> BundleResponse:
+        principal = principal_of(request)
+        container = container_of(request)
+        changes = {
+            k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET
+        }
+        view = await anyio.to_thread.run_sync(
+            lambda: edit_bundle(
+                container, principal.org_id, principal.environment, bundle_id, changes
+            )
+        )
+        return _single(view)
+
+    @post(
+        "/{bundle_id:str}/archive",
+        operation_id="archiveBundle",
+        summary="Archive a bundle (repeating is safe)",
+        status_code=200,
+    )
+    async def archive(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
+        principal = principal_of(request)
+        container = container_of(request)
+        view = await anyio.to_thread.run_sync(
+            lambda: archive_bundle(container, principal.org_id, principal.environment, bundle_id)
+        )
+        return _single(view)
+
+
+async def maybe_idempotent(
+    request: Request[Any, Any, Any], run: Callable[[], Any]
+) -> Response[Any]:
+    """Idempotency-Key is optional on this POST: honoured when sent."""
+    if request.headers.get("idempotency-key"):
+        return await idempotent(request, run, status_code=201)
+    result = await anyio.to_thread.run_sync(run)
+    return Response(msgspec.json.encode(result), status_code=201, media_type="application/json")

@@ -1,0 +1,91 @@
+"""Domains (spec 2.4, 2.5, 4.1; decisions.md 3): availability, the inventory list, one domain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, get, post
+
+from domain.domains import STATUSES
+from domain.errors import invalid
+from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.lists import container_of, list_page
+from services.domains import __doc__ as AVAILABILITY_RULES
+from services.domains import check_availability, get_domain, render_rows
+
+CATEGORIES = ("inventory", "connected")
+
+
+class AvailabilityBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domains: list[str]
+
+
+class DomainsController(Controller):
+    path = "/domains"
+    tags = ["domains"]
+
+    @post(
+        "/availability",
+        operation_id="checkDomainAvailability",
+        summary="Check 1 to 50 domain names: availability, prices and usable_for",
+        description=AVAILABILITY_RULES,
+        opt=WRITE_LIMITED,
+        status_code=200,
+    )
+    async def availability(
+        self, request: Request[Any, Any, Any], data: AvailabilityBody
+    ) -> dict[str, Any]:
+        principal = principal_of(request)
+        rows = check_availability(container_of(request), principal.tenant, data.domains)
+        return {"data": {"domains": rows}}
+
+    @get(
+        operation_id="listDomains",
+        summary="List the organization's domains (inventory and connected)",
+        description=(
+            "Filters: `category` (`inventory`: owned, on no order, no `provider`; `connected`: "
+            "on an active order, with `provider`, `customer_id`, `order_id`, `usable_for`, "
+            "`forwarding_url`), `status`, `domain` (exact name). Newest first."
+        ),
+    )
+    async def list_domains(
+        self,
+        request: Request[Any, Any, Any],
+        category: str | None = None,
+        status: str | None = None,
+        domain: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        if category is not None and category not in CATEGORIES:
+            raise invalid("category must be inventory or connected.", "category")
+        if status is not None and status not in STATUSES:
+            raise invalid(f"status must be one of {', '.join(STATUSES)}.", "status")
+        name = domain.strip().lower().rstrip(".") if domain else None
+        container = container_of(request)
+        page = list_page(
+            request,
+            table="domains",
+            where=[
+                ("tenant = ?", principal_of(request).tenant),
+                ("category = ?", category),
+                ("status = ?", status),
+                ("name = ?", name),
+            ],
+            filters={"category": category, "status": status, "domain": name},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: row,
+        )
+        page["data"] = render_rows(container, page["data"])
+        return page
+
+    @get(
+        "/{domain_id:str}",
+        operation_id="getDomain",
+        summary="One domain by its dom_ id (the same id on or off an order)",
+    )
+    async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
+        tenant = principal_of(request).tenant
+        return {"data": get_domain(container_of(request), tenant, domain_id)}

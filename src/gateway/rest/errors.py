@@ -1,0 +1,147 @@
+"""The error envelope of spec 7, produced in exactly one place for every error."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from domain.errors import DomainError
+
+log = logging.getLogger(__name__)
+
+STATUS_BY_CODE: dict[str, int] = {
+    **dict.fromkeys(
+        ["invalid_request", "idempotency_key_required", "order_shape_conflict", "domain_count_mismatch", "provider_not_supported", "sequencer_super_admin_key", "sequencer_client_id_required", "provider_login_credentials_required", "premium_domain_not_supported", "domain_not_usable_for_provider", "invalid_page_token"],
+        400,
+    ),
+    "unauthorized": 401,
+    "insufficient_funds": 402,
+    "forbidden": 403,
+    "not_found": 404,
+    "sequencer_client_not_found": 404,
+    "method_not_allowed": 405,
+    **dict.fromkeys(
+        ["idempotency_conflict", "idempotency_in_progress", "provider_mismatch", "workspace_promotion_required", "workspace_credentials_conflict", "sequencer_connection_required", "insufficient_inventory", "domain_not_imported", "domains_not_submittable", "domain_already_in_active_order", "pool_domains_linked", "conflict", "order_state_conflict"],
+        409,
+    ),
+    "bundle_archived": 409,
+    "payload_too_large": 413,
+    "unsupported_media_type": 415,
+    "provider_credentials_invalid": 422,
+    "rate_limited": 429,
+    "internal_error": 500,
+    "provider_unavailable": 503,
+}
+
+CODE_BY_STATUS = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    503: "provider_unavailable",
+}
+
+
+def request_id_of(request: Request[Any, Any, Any]) -> str:
+    return str(request.scope.get("request_id", ""))
+
+
+def envelope(
+    request_id: str,
+    code: str,
+    message: str,
+    field: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+    if field is not None:
+        error["field"] = field
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def error_response(
+    request: Request[Any, Any, Any],
+    error: DomainError,
+    headers: dict[str, str] | None = None,
+) -> Response[Any]:
+    status = STATUS_BY_CODE.get(error.code, 400)
+    body = envelope(request_id_of(request), error.code, error.message, error.field, error.details)
+    return Response(body, status_code=status, headers=headers or getattr(error, "headers", None))
+
+
+_MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_FIELD_NAME = re.compile(r"field `(?P<name>[^`]+)`")
+
+
+def field_from_msgspec(message: str) -> str | None:
+    """`Object contains unknown field `x` - at `$.a.b[0]`` -> `a.b[0].x`."""
+    match = _MSGSPEC_PATH.search(message)
+    path = match.group("path").lstrip(".") if match else ""
+    named = _FIELD_NAME.search(message)
+    if named and ("unknown field" in message or "missing required field" in message):
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or None
+
+
+def clean_msgspec_message(message: str) -> str:
+    return _MSGSPEC_PATH.sub("", message).replace("`", "'")
+
+
+def body_field(key: str | None, message: str) -> str | None:
+    """Litestar names the failing body path in `key` ("data" for the root, "credentials",
+    "items[0].api_key"); unknown and missing properties name themselves in the message."""
+    path = "" if key in (None, "", "data") else str(key)
+    named = _FIELD_NAME.search(message)
+    if named and ("unknown field" in message or "missing required field" in message):
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or field_from_msgspec(message)
+
+
+def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    first = extra[0] if extra and isinstance(extra[0], dict) else {}
+    message = str(first.get("message") or exc.detail or "Invalid request.")
+    key = first.get("key")
+    source = first.get("source")
+    if source in ("query", "path", "header", "cookie") and key:
+        field: str | None = str(key)
+    elif source == "body":
+        field = body_field(key, message)
+    else:
+        field = field_from_msgspec(message)
+    return error_response(
+        request, DomainError("invalid_request", clean_msgspec_message(message), field=field)
+    )
+
+
+def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if isinstance(exc, DomainError):
+        return error_response(request, exc)
+    if isinstance(exc, ValidationException):
+        return _validation_error(request, exc)
+    if isinstance(exc, HTTPException):
+        code = CODE_BY_STATUS.get(exc.status_code, "invalid_request")
+        if exc.status_code >= 500:
+            code = "internal_error"
+        status = exc.status_code if exc.status_code in CODE_BY_STATUS else 400
+        message = exc.detail if isinstance(exc.detail, str) and exc.detail else code
+        body = envelope(request_id_of(request), code, message)
+        return Response(body, status_code=status, headers=exc.headers or None)
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    body = envelope(
+        request_id_of(request),
+        "internal_error",
+        "Something went wrong on our side; retry with backoff and keep the request id.",
+    )
+    return Response(body, status_code=500)

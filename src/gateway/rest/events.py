@@ -1,0 +1,147 @@
+"""Webhook events with their deliveries (spec 6), and the organization's webhook endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Controller, Request, get, post, put
+
+from domain.errors import NotFound, invalid
+from gateway.rest.auth import principal_of
+from gateway.rest.lists import container_of, list_page
+from webhooks.deliveries import STATUSES, redeliver
+from webhooks.endpoints import endpoints_of
+from webhooks.event_log import POSITION_STRIDE
+from webhooks.events_view import (
+    EVENT_COLUMNS,
+    EVENTS_FROM,
+    STATUS_SQL,
+    event_row,
+    one_event,
+    render_page,
+)
+from webhooks.test_event import TEST_EVENT_TYPE
+
+
+class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str
+
+
+class EventsController(Controller):
+    path = "/events"
+    tags = ["events"]
+
+    @get(
+        operation_id="listEvents",
+        summary="List webhook events with their delivery status and attempts",
+        description=(
+            "Newest first. Filters: `type` (e.g. `order.completed`), `status` (`pending`, "
+            "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
+        ),
+    )
+    async def list_events(
+        self,
+        request: Request[Any, Any, Any],
+        type: str | None = None,  # noqa: A002 - the public query parameter is called type
+        status: str | None = None,
+        resource_id: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        if status is not None and status not in STATUSES:
+            raise invalid("status must be pending, delivered or failed.", "status")
+        tenant = principal_of(request).tenant
+        page = list_page(
+            request,
+            table=EVENTS_FROM,
+            columns=EVENT_COLUMNS,
+            where=[
+                ("e.tenant = ?", tenant),
+                ("e.type = ?", type),
+                (STATUS_SQL, status),
+                ("e.resource_id = ?", resource_id),
+            ],
+            filters={"type": type, "status": status, "resource_id": resource_id},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: row,
+        )
+        page["data"] = render_page(container_of(request).read_db, page["data"])
+        return page
+
+    @get("/{event_id:str}", operation_id="getEvent", summary="One webhook event with every attempt")
+    async def get_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
+        found = one_event(container_of(request).read_db, principal_of(request).tenant, event_id)
+        if found is None:
+            raise NotFound("event")
+        return {"data": found}
+
+    @post(
+        "/{event_id:str}/redeliver",
+        operation_id="redeliverEvent",
+        summary="Send an event again, with the same event id",
+        status_code=202,
+    )
+    async def redeliver_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+        row = event_row(container.read_db, principal.tenant, event_id)
+        if row is None:
+            raise NotFound("event")
+        await anyio.to_thread.run_sync(
+            redeliver, container.read_db, row, principal.org_id, container.clock.now()
+        )
+        return {"data": one_event(container.read_db, principal.tenant, event_id)}
+
+
+class WebhookEndpointController(Controller):
+    path = "/webhook_endpoint"
+    tags = ["events"]
+
+    @get(operation_id="getWebhookEndpoint", summary="The organization's webhook URL")
+    async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        service = endpoints_of(container_of(request))
+        return {"data": service.describe(principal_of(request).org_id)}
+
+    @put(
+        operation_id="setWebhookEndpoint",
+        summary="Set the webhook URL; answers a new signing secret, shown only this once",
+        sync_to_thread=True,
+    )
+    def set_url(self, request: Request[Any, Any, Any], data: EndpointBody) -> dict[str, Any]:
+        service = endpoints_of(container_of(request))
+        return {"data": service.set_url(principal_of(request).org_id, data.url)}
+
+    @post(
+        "/rotate_secret",
+        operation_id="rotateWebhookSecret",
+        summary="Replace the signing secret; the new one is shown only this once",
+        status_code=200,
+        sync_to_thread=True,
+    )
+    def rotate(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        service = endpoints_of(container_of(request))
+        return {"data": service.rotate_secret(principal_of(request).org_id)}
+
+    @post(
+        "/test",
+        operation_id="sendTestEvent",
+        summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
+        status_code=202,
+        sync_to_thread=True,
+    )
+    def send_test(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+        position = endpoints_of(container).send_test(principal.org_id, principal.environment)
+        container.read_models.wait_for(position)
+        with container.read_db.read() as cur:
+            row = cur.execute(
+                "SELECT id FROM webhook_events WHERE position >= ? AND position < ? AND tenant = ?",
+                (position * POSITION_STRIDE, (position + 1) * POSITION_STRIDE, principal.tenant),
+            ).fetchone()
+        if row is None:
+            raise NotFound("event")
+        return {"data": one_event(container.read_db, principal.tenant, row["id"])}

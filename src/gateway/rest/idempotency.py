@@ -1,0 +1,60 @@
+"""Idempotency-Key handling for the POSTs that create billable or durable resources."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Request, Response
+
+from domain.errors import DomainError
+from gateway.rest.auth import principal_of
+from gateway.rest.lists import container_of
+from services.idempotency import fingerprint
+
+MAX_KEY_LENGTH = 255
+
+
+async def idempotent(
+    request: Request[Any, Any, Any],
+    run: Callable[[], Any],
+    status_code: int = 201,
+) -> Response[Any]:
+    """Run `run` (a blocking function returning a JSON-able value) once per key.
+
+    The same key with the same body answers the first response again; with another body,
+    409 idempotency_conflict; while the first is still running, 409 idempotency_in_progress.
+    Only successes are remembered, so a failed attempt may be retried with the same key.
+    """
+    key = (request.headers.get("idempotency-key") or "").strip()
+    if not key:
+        raise DomainError(
+            "idempotency_key_required",
+            "This request needs an Idempotency-Key header.",
+            field="Idempotency-Key",
+        )
+    if len(key) > MAX_KEY_LENGTH:
+        raise DomainError(
+            "invalid_request", "Idempotency-Key is at most 255 characters.", field="Idempotency-Key"
+        )
+    store = container_of(request).idempotency
+    scope = principal_of(request).tenant
+    body = await request.body()
+    stored = store.begin(scope, key, fingerprint(request.method, request.url.path, body))
+    if stored is not None:
+        return Response(
+            stored.body,
+            status_code=stored.status,
+            media_type="application/json",
+            headers={"Idempotent-Replayed": "true"},
+        )
+    try:
+        result = await anyio.to_thread.run_sync(run)
+    except BaseException:
+        store.release(scope, key)
+        raise
+    encoded = msgspec.json.encode(result)
+    store.finish(scope, key, status_code, encoded)
+    return Response(encoded, status_code=status_code, media_type="application/json")

@@ -1,0 +1,91 @@
+"""Domain imports (spec 2.6, 4.1, 4.2; decisions.md 3): synchronous, queued, list, one job."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Controller, Request, get, post
+
+from domain.errors import invalid
+from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
+from gateway.rest.auth import principal_of
+from gateway.rest.lists import container_of, list_page
+from services.imports import __doc__ as IMPORT_RULES
+from services.imports import import_now, load_job, submit_job
+
+JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
+
+
+class ImportBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domains: list[str]
+    workspace_id: str | None = None
+
+
+class ImportsController(Controller):
+    path = "/domains/import"
+    tags = ["domain imports"]
+
+    @post(
+        operation_id="importDomains",
+        summary="Import up to 50 existing domains now (needs a free DNS account)",
+        description=IMPORT_RULES,
+        status_code=201,
+    )
+    async def import_sync(
+        self, request: Request[Any, Any, Any], data: ImportBody
+    ) -> dict[str, Any]:
+        container, principal = container_of(request), principal_of(request)
+        body = msgspec.to_builtins(data)
+        job = await anyio.to_thread.run_sync(lambda: import_now(container, principal, body))
+        return {"data": job}
+
+    @post(
+        "/jobs",
+        operation_id="submitImportJob",
+        summary="Queue a bulk import of up to 500 domains",
+        description=IMPORT_RULES,
+        status_code=201,
+    )
+    async def submit(self, request: Request[Any, Any, Any], data: ImportBody) -> dict[str, Any]:
+        container, principal = container_of(request), principal_of(request)
+        body = msgspec.to_builtins(data)
+        job = await anyio.to_thread.run_sync(lambda: submit_job(container, principal, body))
+        return {"data": job}
+
+    @get(
+        "/jobs",
+        operation_id="listImportJobs",
+        summary="List import jobs",
+        description="Filters: `status`, `domain` (jobs holding this exact name). Newest first.",
+    )
+    async def list_jobs(
+        self,
+        request: Request[Any, Any, Any],
+        status: str | None = None,
+        domain: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        if status is not None and status not in JOB_STATUSES:
+            raise invalid(f"status must be one of {', '.join(JOB_STATUSES)}.", "status")
+        name = domain.strip().lower().rstrip(".") if domain else None
+        return list_page(
+            request,
+            table="import_jobs",
+            where=[
+                ("tenant = ?", principal_of(request).tenant),
+                ("status = ?", status),
+                ("id IN (SELECT job_id FROM import_job_domains WHERE name = ?)", name),
+            ],
+            filters={"status": status, "domain": name},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: json.loads(row["doc"]),
+        )
+
+    @get("/jobs/{job_id:str}", operation_id="getImportJob", summary="One import job")
+    async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
+        return {"data": load_job(container_of(request), principal_of(request), job_id)}

@@ -1,0 +1,60 @@
+"""Keyset paging over a read-model table, newest first, by the `position` column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from litestar import Request
+
+from gateway.rest.auth import principal_of
+from gateway.rest.pagination import check_per_page, page_response
+from runtime.container import Container
+
+
+def container_of(request: Request[Any, Any, Any]) -> Container:
+    container: Container = request.app.state["container"]
+    return container
+
+
+def list_page(
+    request: Request[Any, Any, Any],
+    *,
+    table: str,
+    where: Sequence[tuple[str, Any]],
+    filters: Mapping[str, Any],
+    per_page: int | None,
+    page_token: str | None,
+    render: Callable[[dict[str, Any]], Any],
+    columns: str = "*",
+) -> dict[str, Any]:
+    """`where` holds (sql condition with one `?`, value) pairs; None values are skipped."""
+    container = container_of(request)
+    tenant = principal_of(request).tenant
+    size = check_per_page(per_page)
+    path = request.url.path
+    tokens = container.extras["page_tokens"]
+    clauses = [c for c, v in where if v is not None]
+    params = [v for c, v in where if v is not None]
+    if page_token:
+        after = tokens.decode(page_token, path, filters, tenant)
+        if not isinstance(after, int):
+            raise ValueError("bad page position")
+        clauses.append("position < ?")
+        params.append(after)
+    sql = f"SELECT {columns} FROM {table}"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    sql += " ORDER BY position DESC LIMIT ?"
+    with container.read_db.read() as cur:
+        rows = cur.execute(sql, (*params, size + 1)).fetchall()
+    more = len(rows) > size
+    rows = rows[:size]
+    next_token = tokens.encode(rows[-1]["position"], path, filters, tenant) if more else None
+    return page_response(
+        items=[render(row) for row in rows],
+        per_page=size,
+        path=path,
+        filters=filters,
+        next_token=next_token,
+    )

@@ -1,0 +1,59 @@
+"""Request bodies of `POST /orders` and `POST /quotes` (one shape, decisions.md section 3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from litestar import Request
+
+from domain.errors import invalid
+from gateway.rest.errors import clean_msgspec_message, field_from_msgspec
+
+
+class Destination(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    workspace_id: str
+    client_id: int | None = None
+    # Kind i only: the sequencer login for this order; never returned.
+    email: str | None = None
+    password: str | None = None
+
+
+class SuiteCounts(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domains: int
+    inboxes_per_domain: int
+
+
+class NamedDomain(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domain: str
+    suite: Literal["suite_a", "suite_b"]
+
+
+class Persona(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    first_name: str
+    last_name: str
+
+
+class OrderBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    destination: Destination
+    bundle_id: str | None = None
+    suite_a: SuiteCounts | None = None
+    suite_b: SuiteCounts | None = None
+    domains: list[NamedDomain] | None = None
+    personas: list[Persona] | None = None
+    profile_picture_url: str | None = None
+    forwarding_url: str | None = None
+
+
+T = TypeVar("T")
+
+
+async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
+    """Decode here rather than through the handler signature: Litestar drops the nested part of
+    msgspec's error path, and `field` must be the full dot path (`destination.foo`)."""
+    try:
+        return msgspec.json.decode(await request.body(), type=kind)
+    except msgspec.ValidationError as exc:
+        raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
+    except msgspec.DecodeError:
+        raise invalid("The body is not valid JSON.") from None

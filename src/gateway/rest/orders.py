@@ -1,0 +1,171 @@
+"""Orders (spec 3, 4.2; decisions.md 3): place, list, read, cancel, pending actions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Controller, Request, Response, get, post
+
+from domain.errors import invalid
+from domain.orders import SOURCE_STATES
+from gateway.rest.auth import principal_of
+from gateway.rest.idempotency import idempotent
+from gateway.rest.lists import container_of, list_page
+from gateway.rest.order_bodies import OrderBody, decode_body
+from services.orders import cancel_order, get_order, place_order, resolve_action
+
+STATUSES = (
+    "in_progress",
+    "completed",
+    "failed",
+    "action_required",
+    "cancel_scheduled",
+    "cancelled",
+)
+_STATES_TABLE = "\n".join(
+    f"- `{move}` from {', '.join(f'`{s}`' for s in states)}"
+    for move, states in SOURCE_STATES.items()
+)
+
+
+class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    profile_picture_url: str
+
+
+class OrdersController(Controller):
+    path = "/orders"
+    tags = ["orders"]
+
+    @post(
+        operation_id="createOrder",
+        summary="Place an order (domains and suite_a / suite_b licenses for one customer)",
+        description=(
+            "Requires `Idempotency-Key`; the same key and body within 24 h answers the same "
+            "order. Send `bundle_id` or custom `suite_a` / `suite_b` counts, never both "
+            "(`order_shape_conflict`). Named `domains` must be owned already "
+            "(`domain_not_imported`), number exactly their suite's count "
+            "(`domain_count_mismatch`), not be premium, busy on another order "
+            "(`domain_already_in_active_order`) or used by a suite that excludes the requested "
+            "one (`domain_not_usable_for_provider`). `destination.client_id` is for kind m only "
+            "(`sequencer_client_not_found` when unknown); a login pair is accepted on kind i "
+            "destinations only. Sandbox keys complete the order at once and never bill; live "
+            "keys are charged at acceptance (402 `insufficient_funds` when the wallet cannot "
+            "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
+            "is not https or not public sends the order to `action_required`."
+        ),
+    )
+    async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        principal = principal_of(request)
+        container = container_of(request)
+        body = msgspec.to_builtins(await decode_body(request, OrderBody))
+        return await idempotent(
+            request, lambda: {"data": place_order(container, principal, body)}, status_code=201
+        )
+
+    @get(
+        operation_id="listOrders",
+        summary="List orders (and domain purchases), newest first",
+        description="Filters: `status`, `workspace_id`.",
+    )
+    async def list_orders(
+        self,
+        request: Request[Any, Any, Any],
+        status: str | None = None,
+        workspace_id: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        if status is not None and status not in STATUSES:
+            raise invalid(f"status must be one of {', '.join(STATUSES)}.", "status")
+        return list_page(
+            request,
+            table="orders",
+            where=[
+                ("tenant = ?", principal_of(request).tenant),
+                ("status = ?", status),
+                ("workspace_id = ?", workspace_id),
+            ],
+            filters={"status": status, "workspace_id": workspace_id},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: json.loads(row["doc"]),
+        )
+
+    @get(
+        "/pending",
+        operation_id="listPendingActions",
+        summary="Pending actions (orders blocked on partner input)",
+        description="Filters: `order_id`, `status` (`pending` or `resolved`).",
+    )
+    async def list_pending(
+        self,
+        request: Request[Any, Any, Any],
+        order_id: str | None = None,
+        status: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        if status is not None and status not in ("pending", "resolved"):
+            raise invalid("status must be pending or resolved.", "status")
+        return list_page(
+            request,
+            table="pending_actions",
+            where=[
+                ("tenant = ?", principal_of(request).tenant),
+                ("order_id = ?", order_id),
+                ("status = ?", status),
+            ],
+            filters={"order_id": order_id, "status": status},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: json.loads(row["doc"]),
+        )
+
+    @post(
+        "/pending/{action_id:str}/resolve",
+        operation_id="resolvePendingAction",
+        summary="Supply the missing input; the order resumes",
+        description=(
+            "For kind `profile_picture_url`: send a public https `profile_picture_url`. "
+            "Answers the resolved action with the order (`order`)."
+        ),
+        status_code=200,
+    )
+    async def resolve(
+        self, request: Request[Any, Any, Any], action_id: str, data: ResolveBody
+    ) -> dict[str, Any]:
+        principal = principal_of(request)
+        container = container_of(request)
+        body = msgspec.to_builtins(data)
+        view = await anyio.to_thread.run_sync(
+            lambda: resolve_action(container, principal, action_id, body)
+        )
+        return {"data": view}
+
+    @get("/{order_id:str}", operation_id="getOrder", summary="One order")
+    async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+        view = await anyio.to_thread.run_sync(lambda: get_order(container, principal, order_id))
+        return {"data": view}
+
+    @post(
+        "/{order_id:str}/cancel",
+        operation_id="cancelOrder",
+        summary="Cancel an order: `cancel_scheduled` now, `cancelled` after the grace window",
+        description=(
+            "Domains are released (free for a new order) when the cancellation finishes; an "
+            "order cancelled before completion is refunded. Moves the aggregate allows:\n"
+            + _STATES_TABLE
+            + "\nOther moves: 409 `order_state_conflict`."
+        ),
+        status_code=200,
+    )
+    async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+        view = await anyio.to_thread.run_sync(lambda: cancel_order(container, principal, order_id))
+        return {"data": view}

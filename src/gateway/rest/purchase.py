@@ -1,0 +1,48 @@
+"""`POST /domains/purchase`: buy domains without inboxes (an ordinary order)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, Response, post
+
+from domain.errors import DomainError
+from gateway.rest.auth import principal_of
+from gateway.rest.idempotency import idempotent
+from gateway.rest.lists import container_of
+from gateway.rest.order_bodies import decode_body
+from services.purchase import __doc__ as PURCHASE_RULES
+from services.purchase import purchase_domains
+
+
+class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domain: str
+    auto_renew: bool = True
+
+
+class PurchaseBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    domains: list[PurchaseItem]
+    workspace_id: str | None = None
+
+
+class PurchaseController(Controller):
+    path = "/domains/purchase"
+    tags = ["domains"]
+
+    @post(
+        operation_id="purchaseDomains",
+        summary="Buy domains (live keys with the full preset; Idempotency-Key required)",
+        description=(PURCHASE_RULES or "") + "\nSandbox (`pk_test_`) keys get 403 `forbidden`.",
+    )
+    async def purchase(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        principal = principal_of(request)
+        if principal.environment != "live":
+            raise DomainError(
+                "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
+            )
+        container = container_of(request)
+        body = msgspec.to_builtins(await decode_body(request, PurchaseBody))
+        return await idempotent(
+            request, lambda: {"data": purchase_domains(container, principal, body)}, status_code=201
+        )

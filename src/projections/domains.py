@@ -1,0 +1,210 @@
+"""Domain inventory and who uses each name, as read models.
+
+`domains` has one row per `dom_` id, whether the domain lives as its own aggregate (imports,
+`register_domain`) or as an item of an order (orders and purchases keep their domains inside
+the order). `domain_usage` has one row per (holder, name) for every suite currently using a
+name anywhere in the system: an active order's items, or an attached Domain. Availability
+and `usable_for` read these two tables only.
+
+Positions are the notification id times 1000 plus the item's index, so rows that one event
+creates still page in a stable order.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from domain.domains import Domain
+from domain.orders import ACTIVE_STATES, PURCHASE, Order
+from infra.ids import public_id
+from projections.base import ReadModel, on
+
+DOMAIN_EVENTS = (
+    "Domain.Registered",
+    "Domain.Attached",
+    "Domain.Connected",
+    "Domain.ActionRequired",
+    "Domain.NameserversPointed",
+    "Domain.Failed",
+    "Domain.Released",
+    "Domain.ForwardingUpdated",
+)
+ORDER_EVENTS = (
+    "Order.Placed",
+    "Order.StepCompleted",
+    "Order.Completed",
+    "Order.Failed",
+    "Order.ActionRequired",
+    "Order.Resumed",
+    "Order.CancelScheduled",
+    "Order.Cancelled",
+)
+_COLUMNS = (
+    "tenant, name, status, category, source, suite, provider, order_id, customer_id, "
+    "workspace_id, forwarding_url, auto_renew, reason, dns_records, created_at, updated_at"
+)
+_UPSERT = (
+    f"INSERT INTO domains (id, position, {_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET status = excluded.status, category = excluded.category, "
+    "suite = excluded.suite, provider = excluded.provider, order_id = excluded.order_id, "
+    "customer_id = excluded.customer_id, workspace_id = excluded.workspace_id, "
+    "forwarding_url = COALESCE(excluded.forwarding_url, domains.forwarding_url), "
+    "auto_renew = excluded.auto_renew, reason = excluded.reason, "
+    "dns_records = CASE WHEN excluded.dns_records = '[]' THEN domains.dns_records "
+    "ELSE excluded.dns_records END, updated_at = excluded.updated_at"
+)
+_SOURCE_OF_ITEM = {"generated": "generated", "purchase": "purchased"}
+
+
+def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
+    """(status, category) of one order item as the inventory shows it."""
+    if order.kind == PURCHASE:
+        status = {"completed": "available", "cancelled": "available"}.get(order.status)
+        return status or ("failed" if order.status == "failed" else "in_progress"), "inventory"
+    if order.status not in ACTIVE_STATES:
+        return ("failed" if order.status == "failed" else "available"), "inventory"
+    if order.status == "action_required":
+        return "action_required", "connected"
+    return str(item.get("status") or "in_progress"), "connected"
+
+
+class DomainInventory(ReadModel):
+    name = "domains"
+    tables = ("domains", "domain_usage")
+    ddl = (
+        "CREATE TABLE IF NOT EXISTS domains (id TEXT PRIMARY KEY, position BIGINT NOT NULL, "
+        "tenant TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL, category TEXT NOT NULL, "
+        "source TEXT NOT NULL, suite TEXT, provider TEXT, order_id TEXT, customer_id TEXT, "
+        "workspace_id TEXT, forwarding_url TEXT, auto_renew BOOLEAN NOT NULL, reason TEXT, "
+        "dns_records TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, "
+        "updated_at DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS domains_tenant ON domains (tenant, position)",
+        "CREATE INDEX IF NOT EXISTS domains_name ON domains (name)",
+        "CREATE TABLE IF NOT EXISTS domain_usage (holder TEXT NOT NULL, name TEXT NOT NULL, "
+        "suite TEXT NOT NULL, PRIMARY KEY (holder, name))",
+        "CREATE INDEX IF NOT EXISTS domain_usage_name ON domain_usage (name)",
+    )
+
+    def attach(self, store: Any) -> None:
+        self.store = store
+
+    def _at_version(self, event: Any) -> Any:
+        return self.store.repository.get(event.originator_id, version=event.originator_version)
+
+    @on(*DOMAIN_EVENTS)
+    def domain_changed(self, cur: Any, event: Any, position: int) -> None:
+        domain: Domain = self._at_version(event)
+        dom_id = public_id("dom", domain.id)
+        cur.execute(
+            _UPSERT,
+            (
+                dom_id,
+                position * 1000,
+                domain.tenant,
+                domain.name,
+                domain.status,
+                domain.category,
+                domain.source,
+                domain.suite,
+                domain.provider,
+                domain.order_id,
+                domain.customer_id,
+                domain.workspace_id,
+                domain.forwarding_url,
+                domain.auto_renew,
+                domain.reason,
+                json.dumps(domain.dns_records),
+                domain.created_at,
+                domain.updated_at,
+            ),
+        )
+        if type(event).__qualname__ == "Domain.ForwardingUpdated" and domain.forwarding_url is None:
+            cur.execute("UPDATE domains SET forwarding_url = NULL WHERE id = ?", (dom_id,))
+        cur.execute("DELETE FROM domain_usage WHERE holder = ?", (dom_id,))
+        if domain.order_id is not None and domain.suite is not None:
+            cur.execute(
+                "INSERT INTO domain_usage (holder, name, suite) VALUES (?, ?, ?)",
+                (dom_id, domain.name, domain.suite),
+            )
+
+    @on(*ORDER_EVENTS)
+    def order_changed(self, cur: Any, event: Any, position: int) -> None:
+        order: Order = self._at_version(event)
+        order_id = public_id("ord", order.id)
+        workspace_id = order.destination["workspace_id"] if order.destination else None
+        for index, item in enumerate(order.domains):
+            status, category = _order_item_status(order, item)
+            connected = category == "connected"
+            source = _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered")
+            cur.execute(
+                _UPSERT,
+                (
+                    item["id"],
+                    position * 1000 + index,
+                    order.tenant,
+                    item["domain"],
+                    status,
+                    category,
+                    source,
+                    item.get("suite") if connected else None,
+                    item.get("suite") if connected else None,
+                    order_id if connected else None,
+                    order.customer_id if connected else None,
+                    workspace_id if connected else None,
+                    item.get("forwarding_url"),
+                    bool(item.get("auto_renew", True)),
+                    order.reason if status in ("failed", "action_required") else None,
+                    json.dumps(item.get("dns_records") or []),
+                    order.created_at,
+                    order.updated_at,
+                ),
+            )
+        cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
+        if order.kind != PURCHASE and order.status in ACTIVE_STATES:
+            for item in order.domains:
+                if item.get("suite"):
+                    cur.execute(
+                        "INSERT INTO domain_usage (holder, name, suite) VALUES (?, ?, ?) "
+                        "ON CONFLICT (holder, name) DO NOTHING",
+                        (order_id, item["domain"], item["suite"]),
+                    )
+
+
+def usage_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:
+    """The suites currently using each of these names, anywhere in the system."""
+    found: dict[str, set[str]] = {name: set() for name in names}
+    if not names:
+        return found
+    marks = ", ".join("?" for _ in names)
+    for row in cur.execute(
+        f"SELECT name, suite FROM domain_usage WHERE name IN ({marks})", tuple(names)
+    ).fetchall():
+        found[row["name"]].add(row["suite"])
+    return found
+
+
+def owners_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:
+    """The tenants holding a domain row for each of these names."""
+    found: dict[str, set[str]] = {name: set() for name in names}
+    if not names:
+        return found
+    marks = ", ".join("?" for _ in names)
+    for row in cur.execute(
+        f"SELECT DISTINCT name, tenant FROM domains WHERE name IN ({marks})", tuple(names)
+    ).fetchall():
+        found[row["name"]].add(row["tenant"])
+    return found
+
+
+def tenant_rows_by_name(cur: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:
+    if not names:
+        return []
+    marks = ", ".join("?" for _ in names)
+    return list(
+        cur.execute(
+            f"SELECT * FROM domains WHERE tenant = ? AND name IN ({marks}) ORDER BY position",
+            (tenant, *names),
+        ).fetchall()
+    )

@@ -1,0 +1,140 @@
+"""Follow the notification log from a tracked position, exactly once per follower.
+
+The SQLite recorder has no subscriptions, so one polling loop serves both stores; a save in
+the same process wakes it at once. For read models the handler's writes and the new position
+commit in one transaction, so each event is applied exactly once and a restart resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Notification
+
+from infra.database import Database
+from services.store import EventStore
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any, DomainEventProtocol[Any], int], None]
+
+
+def ensure_tracking_table(db: Database) -> None:
+    with db.transaction() as cur:
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS tracking (name TEXT PRIMARY KEY, "
+            "notification_id BIGINT NOT NULL)"
+        )
+
+
+def tracked_position(db: Database, name: str) -> int:
+    with db.transaction() as cur:
+        row = cur.execute("SELECT notification_id FROM tracking WHERE name = ?", (name,)).fetchone()
+    return int(row["notification_id"]) if row else 0
+
+
+def advance_tracking(cur: Any, name: str, previous: int, position: int) -> None:
+    """Move the position forward, refusing if another runner moved it first."""
+    if previous == 0:
+        cur.execute(
+            "INSERT INTO tracking (name, notification_id) VALUES (?, ?) "
+            "ON CONFLICT (name) DO NOTHING",
+            (name, position),
+        )
+        if cur.rowcount == 1:
+            return
+    updated = cur.execute(
+        "UPDATE tracking SET notification_id = ? WHERE name = ? AND notification_id = ?",
+        (position, name, previous),
+    ).rowcount
+    if updated != 1:
+        raise RuntimeError(f"tracking {name} moved by another runner; batch rolled back")
+
+
+class Follower:
+    def __init__(
+        self,
+        store: EventStore,
+        db: Database,
+        name: str,
+        handle: Handler,
+        *,
+        topics: Sequence[str] = (),
+        batch_size: int = 500,
+        poll_interval: float = 0.05,
+    ) -> None:
+        self.store = store
+        self.db = db
+        self.name = name
+        self.handle = handle
+        self.topics = tuple(topics)
+        self.batch_size = batch_size
+        self.poll_interval = poll_interval
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._caught_up = threading.Condition()
+        self.position = 0
+        self._thread: threading.Thread | None = None
+        ensure_tracking_table(db)
+        store.on_saved(lambda _id: self._wake.set())
+
+    def select(self, after: int) -> Sequence[Notification]:
+        return self.store.recorder.select_notifications(
+            start=after + 1, limit=self.batch_size, topics=self.topics
+        )
+
+    def run_once(self) -> int:
+        """Apply one batch; returns how many notifications were applied."""
+        previous = tracked_position(self.db, self.name)
+        notifications = self.select(previous)
+        if not notifications:
+            self._set_position(previous)
+            return 0
+        mapper = self.store.mapper
+        with self.db.transaction() as cur:
+            for notification in notifications:
+                self.handle(cur, mapper.to_domain_event(notification), notification.id)
+            advance_tracking(cur, self.name, previous, notifications[-1].id)
+        self._set_position(notifications[-1].id)
+        return len(notifications)
+
+    def catch_up(self) -> None:
+        while self.run_once():
+            pass
+
+    def _set_position(self, position: int) -> None:
+        with self._caught_up:
+            self.position = position
+            self._caught_up.notify_all()
+
+    def wait_for(self, notification_id: int, timeout: float = 2.0) -> bool:
+        """Block until this follower has applied the given notification (read-your-writes)."""
+        self._wake.set()
+        with self._caught_up:
+            return self._caught_up.wait_for(lambda: self.position >= notification_id, timeout)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name=f"follower-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                applied = self.run_once()
+            except Exception:
+                log.exception("follower %s failed; retrying", self.name)
+                applied = 0
+                self._stop.wait(1.0)
+            if not applied:
+                self._wake.wait(self.poll_interval)
+                self._wake.clear()

@@ -1,0 +1,147 @@
+"""Orders, the domains on them, and pending actions, as read models for lists and checks.
+
+`order_domains` keeps one row per (order, domain) with the order's status, so placement can
+ask "is this domain on a busy order", "which suites use it" and "what does this tenant own"
+without scanning the event store.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from domain.orders import ACTIVE_STATES, Order
+from domain.pending_actions import PendingAction
+from infra.ids import public_id
+from projections.base import ReadModel, on
+from services.order_view import order_view, pending_action_view
+
+ORDER_EVENTS = (
+    "Order.Placed",
+    "Order.StepCompleted",
+    "Order.Completed",
+    "Order.Failed",
+    "Order.ActionRequired",
+    "Order.Resumed",
+    "Order.CancelScheduled",
+    "Order.Cancelled",
+)
+
+
+class OrderList(ReadModel):
+    name = "orders"
+    tables = ("orders", "order_domains", "pending_actions")
+    ddl = (
+        "CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
+        "position BIGINT NOT NULL, status TEXT NOT NULL, workspace_id TEXT, kind TEXT NOT NULL, "
+        "doc TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS orders_tenant ON orders (tenant, position)",
+        "CREATE TABLE IF NOT EXISTS order_domains (order_id TEXT NOT NULL, tenant TEXT NOT NULL, "
+        "domain TEXT NOT NULL, dom_id TEXT NOT NULL, suite TEXT, kind TEXT NOT NULL, "
+        "status TEXT NOT NULL, workspace_id TEXT, customer_id TEXT, position BIGINT NOT NULL, "
+        "PRIMARY KEY (order_id, domain))",
+        "CREATE INDEX IF NOT EXISTS order_domains_name ON order_domains (tenant, domain)",
+        "CREATE TABLE IF NOT EXISTS pending_actions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
+        "position BIGINT NOT NULL, order_id TEXT NOT NULL, status TEXT NOT NULL, doc TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS pending_actions_order ON pending_actions (tenant, order_id)",
+    )
+
+    def attach(self, store: Any) -> None:
+        self.store = store
+
+    def _at_version(self, event: Any) -> Any:
+        return self.store.repository.get(event.originator_id, version=event.originator_version)
+
+    @on(*ORDER_EVENTS)
+    def order_changed(self, cur: Any, event: Any, position: int) -> None:
+        order: Order = self._at_version(event)
+        order_id = public_id("ord", order.id)
+        workspace_id = order.destination["workspace_id"] if order.destination else None
+        doc = json.dumps(order_view(order))
+        if type(event).__qualname__ == "Order.Placed":
+            cur.execute(
+                "INSERT INTO orders (id, tenant, position, status, workspace_id, kind, doc) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (order_id, order.tenant, position, order.status, workspace_id, order.kind, doc),
+            )
+            for item in order.domains:
+                cur.execute(
+                    "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "
+                    "status, workspace_id, customer_id, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (order_id, domain) DO NOTHING",
+                    (
+                        order_id,
+                        order.tenant,
+                        item["domain"],
+                        item["id"],
+                        item["suite"],
+                        order.kind,
+                        order.status,
+                        workspace_id,
+                        order.customer_id,
+                        position,
+                    ),
+                )
+            return
+        cur.execute(
+            "UPDATE orders SET status = ?, doc = ? WHERE id = ?", (order.status, doc, order_id)
+        )
+        cur.execute(
+            "UPDATE order_domains SET status = ? WHERE order_id = ?", (order.status, order_id)
+        )
+
+    @on("PendingAction.Opened", "PendingAction.Resolved")
+    def pending_changed(self, cur: Any, event: Any, position: int) -> None:
+        action: PendingAction = self._at_version(event)
+        doc = json.dumps(pending_action_view(action))
+        cur.execute(
+            "INSERT INTO pending_actions (id, tenant, position, order_id, status, doc) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = ?, doc = ?",
+            (
+                public_id("act", action.id),
+                action.tenant,
+                position,
+                action.order_id,
+                action.status,
+                doc,
+                action.status,
+                doc,
+            ),
+        )
+
+
+def domain_rows(cur: Any, tenant: str, domain: str) -> list[dict[str, Any]]:
+    return list(
+        cur.execute(
+            "SELECT * FROM order_domains WHERE tenant = ? AND domain = ? ORDER BY position",
+            (tenant, domain),
+        ).fetchall()
+    )
+
+
+def owned_free_domains(
+    cur: Any, tenant: str, workspace_id: str | None, customer_id: str | None
+) -> list[dict[str, Any]]:
+    """Domains this tenant owns that no active order holds: bought by a completed purchase
+    (for this workspace or customer, or for none) or released by a cancelled or failed order."""
+    rows = cur.execute(
+        "SELECT domain, dom_id, kind, status, workspace_id, customer_id FROM order_domains "
+        "WHERE tenant = ? ORDER BY position",
+        (tenant,),
+    ).fetchall()
+    latest: dict[str, dict[str, Any]] = {}
+    busy: set[str] = set()
+    for row in rows:
+        if row["kind"] == "order" and row["status"] in ACTIVE_STATES:
+            busy.add(row["domain"])
+        if row["kind"] == "purchase" and row["status"] != "completed":
+            continue
+        latest[row["domain"]] = row
+    free = []
+    for name, row in latest.items():
+        if name in busy:
+            continue
+        same_customer = customer_id is not None and row["customer_id"] == customer_id
+        if row["workspace_id"] in (None, workspace_id) or same_customer:
+            free.append(row)
+    return free

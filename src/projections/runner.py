@@ -1,0 +1,64 @@
+"""Runs the read models over the event log and offers read-your-writes waits."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from infra.database import Database
+from projections.base import ReadModel
+from projections.follower import Follower, tracked_position
+from projections.registry import all_read_models
+from services.store import EventStore
+
+READ_MODELS_TRACKING = "read_models"
+
+
+class ReadModels:
+    def __init__(
+        self,
+        store: EventStore,
+        db: Database,
+        models: list[ReadModel] | None = None,
+        poll_interval: float = 0.05,
+    ) -> None:
+        self.db = db
+        self.models = models if models is not None else all_read_models()
+        for model in self.models:
+            model.attach(store)
+        with db.transaction() as cur:
+            for model in self.models:
+                model.create_tables(cur)
+        self.follower = Follower(
+            store, db, READ_MODELS_TRACKING, self._apply, poll_interval=poll_interval
+        )
+        self.running_here = False
+
+    def _apply(self, cur: Any, event: Any, notification_id: int) -> None:
+        for model in self.models:
+            model.apply(cur, event, notification_id)
+
+    def start(self) -> None:
+        self.follower.start()
+        self.running_here = True
+
+    def stop(self) -> None:
+        self.follower.stop()
+        self.running_here = False
+
+    def catch_up(self) -> None:
+        self.follower.catch_up()
+
+    def wait_for(self, notification_id: int, timeout: float = 2.0) -> bool:
+        """Read-your-writes: wait until every read model has applied this notification."""
+        if self.running_here:
+            return self.follower.wait_for(notification_id, timeout)
+        deadline = time.monotonic() + timeout
+        while tracked_position(self.db, READ_MODELS_TRACKING) < notification_id:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def tables(self) -> list[str]:
+        return [table for model in self.models for table in model.tables]

@@ -1,0 +1,103 @@
+"""The one place that builds infrastructure from settings."""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from infra.clock import Clock, SystemClock
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.sealing import Sealer
+from infra.settings import Settings
+from projections.runner import ReadModels
+from services.accounts import Accounts
+from services.idempotency import IdempotencyStore
+from services.rate_limit import RateLimiter
+from services.store import EventStore, eventstore_env
+
+
+def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
+    """(read models, operational records, rate buckets); one PostgreSQL schema holds all three.
+
+    On SQLite the rate buckets get a file of their own without fsync: a token count lost to a
+    power cut costs nothing, while an fsync stall on every request would cost latency.
+    """
+    if settings.database_url:
+        shared = PostgresDatabase(settings.database_url, settings.database_schema)
+        return shared, shared, shared
+    return (
+        SQLiteDatabase(settings.data_dir / "read.sqlite"),
+        SQLiteDatabase(settings.data_dir / "ops.sqlite"),
+        SQLiteDatabase(settings.data_dir / "rate.sqlite", durable=False),
+    )
+
+
+@contextmanager
+def schema_setup_lock(settings: Settings) -> Iterator[None]:
+    """Processes starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL) or on
+    the switch to WAL (SQLite); a lock makes start-up one process at a time."""
+    if not settings.database_url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(settings.data_dir / ".setup.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # SQLite's first switch to WAL is not concurrent
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        return
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(7272001)")
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(7272001)")
+
+
+@dataclass
+class Container:
+    settings: Settings
+    clock: Clock
+    store: EventStore
+    read_db: Database
+    ops_db: Database
+    read_models: ReadModels
+    accounts: Accounts
+    rate_limiter: RateLimiter
+    idempotency: IdempotencyStore
+    sealer: Sealer
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings, clock: Clock | None = None) -> Container:
+        with schema_setup_lock(settings):
+            return cls._build(settings, clock or SystemClock())
+
+    @classmethod
+    def _build(cls, settings: Settings, clock: Clock) -> Container:
+        read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
+        store = EventStore(eventstore_env(settings))
+        return cls(
+            settings=settings,
+            clock=clock,
+            store=store,
+            read_db=read_db,
+            ops_db=ops_db,
+            read_models=ReadModels(store, read_db, poll_interval=settings.poll_interval_seconds),
+            accounts=Accounts(store, clock),
+            rate_limiter=RateLimiter(rate_db, clock),
+            idempotency=IdempotencyStore(ops_db, clock),
+            sealer=Sealer(settings.secret_key),
+        )
+
+    def close(self) -> None:
+        self.read_models.stop()
+        self.store.close()
+        self.read_db.close()
+        for db in {id(d): d for d in (self.ops_db, self.rate_limiter.db)}.values():
+            if db is not self.read_db:
+                db.close()

@@ -1,0 +1,154 @@
+"""`partner-api serve`: every role in one process by default, or any subset of them."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import uvicorn
+from litestar import Litestar
+
+from gateway.rest.app import BASE_PATH, create_app
+from infra.clock import Clock
+from infra.nats_server import EmbeddedNats
+from infra.settings import Settings
+from runtime.container import Container
+from runtime.plugins import load_roles
+from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
+
+
+def resolve_roles(requested: list[str] | None) -> list[str]:
+    load_roles()
+    if not requested or "all" in requested:
+        return all_roles()
+    unknown = [r for r in requested if r not in all_roles()]
+    if unknown:
+        raise SystemExit(f"unknown role(s): {', '.join(unknown)}; known: {', '.join(all_roles())}")
+    return requested
+
+
+class RunningRoles:
+    """Starts the background roles in the gateway's lifespan (or alone) and stops them in order."""
+
+    def __init__(self, container: Container, names: list[str]) -> None:
+        load_roles()  # callers may name roles without resolve_roles (tests do)
+        self.roles: list[Role] = [ROLE_FACTORIES[n](container) for n in names if n != GATEWAY]
+
+    async def start(self) -> None:
+        for role in self.roles:
+            await role.start()
+            print(f"{role.name:12} {role.describe()}", flush=True)
+
+    async def stop(self) -> None:
+        for role in reversed(self.roles):
+            await role.stop()
+
+    @asynccontextmanager
+    async def lifespan(self, _: Litestar) -> AsyncIterator[None]:
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.stop()
+
+
+def build_server(
+    container: Container, roles: list[str], port: int | None = None
+) -> tuple[uvicorn.Server, RunningRoles]:
+    running = RunningRoles(container, roles)
+    app = create_app(container, lifespans=[running.lifespan])
+    config = uvicorn.Config(
+        app,
+        host=container.settings.host,
+        port=container.settings.http_port if port is None else port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="uvloop",
+        http="httptools",
+    )
+    return uvicorn.Server(config), running
+
+
+def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = None) -> None:
+    roles = resolve_roles(requested)
+    settings = Settings.from_env()
+    nats: EmbeddedNats | None = None
+    if not settings.nats_url and NEEDS_NATS.intersection(roles):
+        nats = EmbeddedNats(settings.data_dir)
+        settings = dataclasses.replace(settings, nats_url=nats.start())
+        os.environ["NATS_URL"] = settings.nats_url or ""
+        print(f"{'nats':12} {settings.nats_url} (embedded, store {nats.store_dir})", flush=True)
+    try:
+        if GATEWAY in roles and workers > 1:
+            _serve_multi(settings, roles, workers)
+        else:
+            asyncio.run(_serve_single(settings, roles, clock))
+    finally:
+        if nats:
+            nats.stop()
+
+
+async def _serve_single(settings: Settings, roles: list[str], clock: Clock | None) -> None:
+    container = Container.build(settings, clock)
+    try:
+        if GATEWAY in roles:
+            server, _ = build_server(container, roles)
+            print(f"{'gateway':12} http://{settings.host}:{settings.http_port}{BASE_PATH}", flush=True)
+            await server.serve()
+        else:
+            running = RunningRoles(container, roles)
+            await running.start()
+            await _wait_for_signal()
+            await running.stop()
+    finally:
+        container.close()
+
+
+async def _wait_for_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
+    """N gateway processes (uvicorn workers) plus one process for the background roles."""
+    background = [r for r in roles if r != GATEWAY]
+    child: subprocess.Popen[bytes] | None = None
+    if background:
+        args = [sys.executable, "-m", "cli.main", "serve"]
+        for role in background:
+            args += ["--role", role]
+        child = subprocess.Popen(args, env=os.environ.copy())
+    print(
+        f"{'gateway':12} http://{settings.host}:{settings.http_port}{BASE_PATH} ({workers} workers)",
+        flush=True,
+    )
+    try:
+        uvicorn.run(
+            "runtime.asgi:app",
+            factory=True,
+            host=settings.host,
+            port=settings.http_port,
+            workers=workers,
+            log_level="warning",
+            access_log=False,
+        )
+    finally:
+        if child:
+            child.terminate()
+            child.wait(timeout=10)
+
+
+def gateway_only_app() -> Any:
+    container = Container.build(Settings.from_env())
+    return create_app(container)

@@ -1,0 +1,194 @@
+"""Domain use cases: availability (spec 2.5), the inventory views, and the helpers orders use.
+
+Availability is answered from the read models alone (two indexed queries for up to 50
+names): the registrar simulator says whether a name could be registered, `domain_usage` says
+which suites use it now, `domains` says who owns it.
+
+| the name | `available` | `reason` |
+| --- | --- | --- |
+| invalid syntax or a TLD outside the catalog | false | `invalid` |
+| first label starts with `premium` | false | `premium` |
+| first label contains `taken`, or another organization holds it here | false | `registered` |
+| already in this organization's inventory (environment of the key) | true (no registration needed) | |
+| anything else | true | |
+
+`usable_for`: `[suite_a, suite_b]` when nothing or only `suite_a` uses the name, `[suite_a]`
+when `suite_b` does; `[]` when the name is not available.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapters import dns, registrar
+from domain.domains import Domain
+from domain.errors import NotFound, invalid
+from infra.clock import iso
+from infra.ids import parse_id, public_id
+from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
+
+MAX_AVAILABILITY = 50
+BOTH = ["suite_a", "suite_b"]
+
+
+def usable_for(users: set[str]) -> list[str]:
+    return ["suite_a"] if "suite_b" in users else list(BOTH)
+
+
+def check_availability(container: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:
+    if not 1 <= len(names) <= MAX_AVAILABILITY:
+        raise invalid(f"Send 1 to {MAX_AVAILABILITY} domains.", "domains")
+    normalized = [registrar.normalize(n) for n in names]
+    distinct = sorted(set(normalized))
+    with container.read_db.read() as cur:
+        usage = usage_by_name(cur, distinct)
+        owners = owners_by_name(cur, distinct)
+    rows = []
+    for sent, name in zip(names, normalized, strict=True):
+        price, renewal = registrar.prices(name)
+        reason = registrar.registry_refusal(name)
+        owned = tenant in owners[name]
+        if reason == registrar.REGISTERED and owned:
+            reason = None
+        if reason is None and owners[name] - {tenant}:
+            reason = registrar.REGISTERED
+        row: dict[str, Any] = {
+            "domain": name if reason != registrar.INVALID else sent,
+            "available": reason is None,
+            "price_cents": price,
+            "renewal_price_cents": renewal,
+            "currency": registrar.CURRENCY,
+            "usable_for": usable_for(usage[name]) if reason is None else [],
+            "owned": owned,
+        }
+        if reason is not None:
+            row["reason"] = reason
+        rows.append(row)
+    return rows
+
+
+def suite_users(container: Any, name: str) -> set[str]:
+    """Which suites currently use this name anywhere in the system."""
+    with container.read_db.read() as cur:
+        return usage_by_name(cur, [registrar.normalize(name)])[registrar.normalize(name)]
+
+
+def find_domain_by_name(container: Any, org_id: str, environment: str, name: str) -> Domain | None:
+    """This tenant's Domain aggregate for the name (from the read model), or None. Domains
+    that only exist as items of an order have no aggregate and give None too."""
+    with container.read_db.read() as cur:
+        rows = tenant_rows_by_name(cur, f"{org_id}:{environment}", [registrar.normalize(name)])
+    for row in reversed(rows):
+        found = container.store.find(parse_id("dom", row["id"]), Domain)
+        if isinstance(found, Domain):
+            return found
+    return None
+
+
+def new_domain(
+    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+) -> Domain:
+    """A Domain with real DNS records and catalog prices; NOT saved (save it with the
+    aggregates of the same command)."""
+    normalized = registrar.normalize(name)
+    price, renewal = registrar.prices(normalized)
+    return Domain(
+        org_id=org_id,
+        environment=environment,
+        name=normalized,
+        source=source,
+        auto_renew=auto_renew,
+        price_cents=price,
+        renewal_price_cents=renewal,
+        dns_records=dns.mail_records(normalized),
+        created_at=container.clock.now(),
+    )
+
+
+def register_domain(
+    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+) -> Domain:
+    """Like `new_domain`, but SAVED, with the read models caught up before it returns."""
+    domain = new_domain(container, org_id, environment, name, source, auto_renew)
+    recordings = container.store.save(domain)
+    container.read_models.wait_for(recordings[-1].notification.id)
+    return domain
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else iso(ts)
+
+
+def row_view(row: dict[str, Any], users: set[str]) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": row["id"],
+        "domain": row["name"],
+        "status": row["status"],
+        "category": row["category"],
+        "source": row["source"],
+        "auto_renew": bool(row["auto_renew"]),
+        "forwarding_url": row["forwarding_url"],
+        "dns_records": json.loads(row["dns_records"]),
+        "created_at": _iso(row["created_at"]),
+        "updated_at": _iso(row["updated_at"]),
+    }
+    if row["reason"]:
+        view["reason"] = row["reason"]
+    if row["category"] == "connected":
+        view.update(
+            provider=row["provider"],
+            suite=row["suite"],
+            customer_id=row["customer_id"],
+            order_id=row["order_id"],
+            workspace_id=row["workspace_id"],
+            usable_for=usable_for(users),
+        )
+    return view
+
+
+def render_rows(container: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names = sorted({row["name"] for row in rows})
+    with container.read_db.read() as cur:
+        usage = usage_by_name(cur, names)
+    return [row_view(row, usage[row["name"]]) for row in rows]
+
+
+def get_domain(container: Any, tenant: str, domain_id: str) -> dict[str, Any]:
+    if parse_id("dom", domain_id) is None:
+        raise NotFound("domain")
+    with container.read_db.read() as cur:
+        row = cur.execute(
+            "SELECT * FROM domains WHERE id = ? AND tenant = ?", (domain_id, tenant)
+        ).fetchone()
+    if row is None:
+        raise NotFound("domain")
+    return render_rows(container, [row])[0]
+
+
+def view_of(container: Any, domain: Domain) -> dict[str, Any]:
+    return get_domain(container, domain.tenant, public_id("dom", domain.id))
+
+
+def aggregate_view(domain: Domain, users: set[str] | None = None) -> dict[str, Any]:
+    """The row of a Domain built from the aggregate itself (webhooks, consistent reads)."""
+    row = {
+        "id": public_id("dom", domain.id),
+        "name": domain.name,
+        "status": domain.status,
+        "category": domain.category,
+        "source": domain.source,
+        "auto_renew": domain.auto_renew,
+        "forwarding_url": domain.forwarding_url,
+        "dns_records": json.dumps(domain.dns_records),
+        "created_at": domain.created_at,
+        "updated_at": domain.updated_at,
+        "reason": domain.reason,
+        "provider": domain.provider,
+        "suite": domain.suite,
+        "customer_id": domain.customer_id,
+        "order_id": domain.order_id,
+        "workspace_id": domain.workspace_id,
+    }
+    fallback = {domain.suite} if domain.suite and domain.order_id else set()
+    return row_view(row, users if users is not None else fallback)

@@ -1,0 +1,105 @@
+"""Forwarding: point domains' web traffic at one URL (`POST /domains/forwarding`).
+
+Every domain must be in the tenant's inventory (owned or on an order), else 409
+`domain_not_imported` naming it. Domains already forwarding to the URL come back in
+`completed`; the rest are `pending` on a new `fwj_` job. Sandbox jobs finish in the request;
+live jobs are finished by the domain worker. A target that does not resolve (host ending in
+`.invalid`) fails the job: `domain.forwarding_failed` per domain, else
+`domain.forwarding_updated` per domain changed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from adapters import dns, registrar
+from domain.domains import Domain
+from domain.errors import DomainError, NotFound, invalid
+from domain.forwarding import ForwardingJob
+from infra.ids import parse_id
+from projections.domains import tenant_rows_by_name
+from services.accounts import Principal
+from services.job_views import forwarding_view
+from services.wallet import retry_conflicts
+
+MAX_DOMAINS = 50
+_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
+
+
+def _save(container: Any, *aggregates: Aggregate) -> None:
+    recordings = container.store.save(*aggregates)
+    if recordings:
+        container.read_models.wait_for(recordings[-1].notification.id)
+
+
+def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    url = str(body.get("forwarding_url") or "").strip()
+    if not _URL.match(url):
+        raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
+    sent = body.get("domains") or []
+    if not 1 <= len(sent) <= MAX_DOMAINS:
+        raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
+    names = [registrar.normalize(n) for n in sent]
+    with container.read_db.read() as cur:
+        rows = {r["name"]: r for r in tenant_rows_by_name(cur, principal.tenant, names)}
+    completed: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for index, name in enumerate(names):
+        row = rows.get(name)
+        if row is None:
+            raise DomainError(
+                "domain_not_imported",
+                f"{name} is not in this account's inventory.",
+                field=f"domains[{index}]",
+            )
+        if any(item["id"] == row["id"] for item in completed + pending):
+            raise invalid(f"{name} is listed twice.", f"domains[{index}]")
+        target = completed if row["forwarding_url"] == url else pending
+        target.append({"id": row["id"], "domain": name})
+    job = ForwardingJob(
+        org_id=principal.org_id,
+        environment=principal.environment,
+        forwarding_url=url,
+        completed=completed,
+        pending=pending,
+        created_at=container.clock.now(),
+    )
+    aggregates: list[Aggregate] = [job]
+    if principal.environment == "test":
+        aggregates += _finish(container, job)
+    _save(container, *aggregates)
+    return forwarding_view(job)
+
+
+def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
+    at = container.clock.now()
+    resolves = dns.forwarding_resolves(job.forwarding_url)
+    changed: list[Aggregate] = []
+    if resolves:
+        for item in job.pending:
+            domain = container.store.find(parse_id("dom", item["id"]), Domain)
+            if isinstance(domain, Domain):
+                domain.set_forwarding(job.forwarding_url, at)
+                changed.append(domain)
+    job.finish(resolves, None if resolves else "forwarding_target_unresolvable", at)
+    return changed
+
+
+def finish_job(container: Any, job_id: str) -> None:
+    def run() -> None:
+        job = container.store.find(parse_id("fwj", job_id), ForwardingJob)
+        if not isinstance(job, ForwardingJob) or job.status != "in_progress":
+            return
+        container.store.save(job, *_finish(container, job))
+
+    retry_conflicts(run)
+
+
+def load_job(container: Any, principal: Principal, job_id: str) -> dict[str, Any]:
+    found = container.store.find(parse_id("fwj", job_id), ForwardingJob)
+    if not isinstance(found, ForwardingJob) or found.tenant != principal.tenant:
+        raise NotFound("forwarding job")
+    return forwarding_view(found)

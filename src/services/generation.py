@@ -1,0 +1,103 @@
+"""Domain name generation (`POST /domains/generate`).
+
+Candidates are `prefix + keyword`, `keyword`, and `keyword + suffix` (a prefix goes before the
+keyword, a suffix after it) on each requested TLD (`.com` when `tlds` is omitted), examined in
+that order. A candidate is kept when the registrar would sell it and no suite uses it, so it is
+available for both suites. At most `MAX_CANDIDATES` candidates are examined, within
+`TIME_BUDGET_SECONDS`; stopping for either reason before `limit` names were found, or before
+every candidate was examined, answers `partial: true`. No billing effect.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from adapters import registrar
+from domain.errors import invalid
+from projections.domains import owners_by_name, usage_by_name
+
+DEFAULT_LIMIT = 75
+MAX_LIMIT = 150
+MAX_CANDIDATES = 300
+MAX_KEYWORDS = 10
+MAX_AFFIXES = 50
+TIME_BUDGET_SECONDS = 2.0
+_PART = re.compile(r"^[a-z0-9-]{1,40}$")
+
+
+def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str]:
+    if not least <= len(values) <= most:
+        raise invalid(f"{field} takes {least} to {most} items.", field)
+    cleaned: list[str] = []
+    for index, value in enumerate(values):
+        part = value.strip().lower()
+        if not _PART.match(part):
+            raise invalid("Use letters, digits and hyphens (1 to 40).", f"{field}[{index}]")
+        if part not in cleaned:
+            cleaned.append(part)
+    return cleaned
+
+
+def _candidates(
+    keywords: list[str], prefixes: list[str], suffixes: list[str], tlds: list[str]
+) -> list[str]:
+    seen: list[str] = []
+    for keyword in keywords:
+        labels = [p + keyword for p in prefixes] + [keyword] + [keyword + s for s in suffixes]
+        for label in labels:
+            for tld in tlds:
+                name = f"{label}.{tld}"
+                if name not in seen:
+                    seen.append(name)
+    return seen
+
+
+def generate(container: Any, body: dict[str, Any]) -> dict[str, Any]:
+    keywords = _parts(body.get("keywords") or [], "keywords", MAX_KEYWORDS, 1)
+    prefixes = _parts(body.get("prefixes") or [], "prefixes", MAX_AFFIXES)
+    suffixes = _parts(body.get("suffixes") or [], "suffixes", MAX_AFFIXES)
+    limit = body.get("limit")
+    limit = DEFAULT_LIMIT if limit is None else int(limit)
+    if not 1 <= limit <= MAX_LIMIT:
+        raise invalid(f"limit must be between 1 and {MAX_LIMIT}.", "limit")
+    tlds_sent = body.get("tlds")
+    tlds = ["com"] if tlds_sent is None else [t.strip().lower().lstrip(".") for t in tlds_sent]
+    if not tlds:
+        raise invalid("tlds must not be empty; omit it for .com.", "tlds")
+    for index, tld in enumerate(tlds):
+        if tld not in registrar.CATALOG:
+            raise invalid(f"'{tld}' is not in the TLD catalog.", f"tlds[{index}]")
+    tlds = list(dict.fromkeys(tlds))
+    candidates = _candidates(keywords, prefixes, suffixes, tlds)
+    deadline = time.monotonic() + TIME_BUDGET_SECONDS
+    found: list[str] = []
+    examined = 0
+    batch = 50
+    for start in range(0, min(len(candidates), MAX_CANDIDATES), batch):
+        if len(found) >= limit or time.monotonic() > deadline:
+            break
+        chunk = candidates[start : min(start + batch, MAX_CANDIDATES)]
+        with container.read_db.read() as cur:
+            usage = usage_by_name(cur, chunk)
+            owners = owners_by_name(cur, chunk)
+        for name in chunk:
+            if len(found) >= limit:
+                break
+            examined += 1
+            if registrar.registry_refusal(name) is None and not usage[name] and not owners[name]:
+                found.append(name)
+    exhausted = examined >= len(candidates)
+    partial = len(found) < limit and not exhausted
+    groups = [{"tld": tld, "domains": [n for n in found if n.endswith("." + tld)]} for tld in tlds]
+    return {
+        "domains": groups,
+        "returned": len(found),
+        "candidates_examined": examined,
+        "partial": partial,
+    }
+
+
+def tld_catalog() -> list[dict[str, Any]]:
+    return [{"tld": t.name, "name": f".{t.name}"} for t in registrar.CATALOG.values()]

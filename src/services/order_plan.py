@@ -1,0 +1,290 @@
+"""Checking an order body and pricing it, with no side effect (shared by orders and quotes).
+
+Named domains (`domains`) must be owned by the tenant already: bought with
+`POST /domains/purchase`, or released by a cancelled or failed order; others are
+`domain_not_imported`. A named domain on an order still being set up or torn down is
+`domain_already_in_active_order`; one whose current suites exclude the requested suite
+(usable_for table of spec 2.5) is `domain_not_usable_for_provider`; one whose purchase has not
+finished or failed is `domains_not_submittable`. Per suite, named domains must number exactly
+the suite's domain count (`domain_count_mismatch`); suites with no named domains are filled from
+free inventory for the same workspace or customer, then with new names the service registers.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from domain.errors import DomainError, NotFound, invalid
+from domain.orders import BUSY_STATES, COMPLETED
+from domain.workspaces import Workspace
+from infra.ids import new_id, public_id
+from projections.domains import tenant_rows_by_name
+from projections.orders import domain_rows, owned_free_domains
+from services.bundles import load_bundle
+from services.pricing import price_of, registration_price, tld_sellable
+from services.workspaces import check_client, load_workspace
+
+SUITES = ("suite_a", "suite_b")
+MAX_DOMAINS_PER_SUITE = 100
+MAX_INBOXES_PER_DOMAIN = 50
+DOMAIN_NAME = re.compile(r"^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+
+
+@dataclass
+class Plan:
+    destination: dict[str, Any]
+    workspace: Workspace
+    customer_id: str | None
+    bundle_id: str | None
+    shape: dict[str, dict[str, int]]
+    domains: list[dict[str, Any]]
+    price: dict[str, Any]
+
+
+def normalize_domain(value: str, field: str) -> str:
+    name = value.strip().lower().rstrip(".")
+    if not DOMAIN_NAME.match(name) or not tld_sellable(name):
+        raise invalid(f"'{value}' is not a valid domain name with a sellable TLD.", field)
+    if name.split(".", 1)[0].startswith("premium"):
+        raise DomainError(
+            "premium_domain_not_supported",
+            f"{name} is a premium domain; premium names cannot be ordered.",
+            field=field,
+        )
+    return name
+
+
+def new_domain_item(
+    name: str, suite: str | None, source: str, price: int, dom_id: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": dom_id or public_id("dom", new_id()),
+        "domain": name,
+        "suite": suite,
+        "source": source,
+        "price_cents": price,
+        "auto_renew": True,
+        "status": "in_progress",
+        "inboxes": [],
+        "dns_records": [],
+        "forwarding_url": None,
+    }
+
+
+def _shape(
+    container: Any, org_id: str, env: str, body: dict[str, Any]
+) -> tuple[dict[str, dict[str, int]], str | None]:
+    counts: dict[str, dict[str, Any]] = {s: body[s] for s in SUITES if body.get(s) is not None}
+    bundle_id = body.get("bundle_id")
+    if bundle_id is not None and counts:
+        raise DomainError(
+            "order_shape_conflict",
+            "Send either bundle_id or suite_a/suite_b counts, not both.",
+            field="bundle_id",
+        )
+    if bundle_id is None and not counts:
+        raise DomainError(
+            "order_shape_conflict", "Send bundle_id or suite_a/suite_b counts.", field="bundle_id"
+        )
+    if bundle_id is not None:
+        bundle = load_bundle(container, org_id, env, bundle_id)
+        if not bundle.is_active:
+            raise invalid("This bundle is archived.", "bundle_id")
+        shape = {
+            "suite_a": {
+                "domains": bundle.required_domains.get("suite_a", 0),
+                "inboxes_per_domain": bundle.suite_a_licenses,
+            },
+            "suite_b": {
+                "domains": bundle.required_domains.get("suite_b", 0),
+                "inboxes_per_domain": bundle.suite_b_inboxes_per_domain,
+            },
+        }
+        return {s: c for s, c in shape.items() if c["domains"]}, bundle_id
+    shape = {}
+    for suite, given in counts.items():
+        domains, per = int(given["domains"]), int(given["inboxes_per_domain"])
+        if not 0 <= domains <= MAX_DOMAINS_PER_SUITE:
+            raise invalid(f"domains must be 0..{MAX_DOMAINS_PER_SUITE}.", f"{suite}.domains")
+        if not 1 <= per <= MAX_INBOXES_PER_DOMAIN:
+            raise invalid(
+                f"inboxes_per_domain must be 1..{MAX_INBOXES_PER_DOMAIN}.",
+                f"{suite}.inboxes_per_domain",
+            )
+        if domains:
+            shape[suite] = {"domains": domains, "inboxes_per_domain": per}
+    if not shape:
+        raise invalid("An order needs at least one domain.", "suite_a.domains")
+    return shape, None
+
+
+def _destination(
+    container: Any, org_id: str, env: str, body: dict[str, Any], shape: dict[str, Any]
+) -> tuple[dict[str, Any], Workspace]:
+    sent = body["destination"]
+    try:
+        workspace = load_workspace(container, org_id, env, sent["workspace_id"])
+    except NotFound:
+        raise NotFound("workspace", field="destination.workspace_id") from None
+    client_id = sent.get("client_id")
+    if client_id is not None:
+        check_client(workspace, client_id)
+    email, password = sent.get("email"), sent.get("password")
+    if (email is not None or password is not None) and workspace.provider != "i":
+        raise invalid(
+            "Orders never accept a login pair, except on a kind i destination.",
+            "destination.email" if email is not None else "destination.password",
+        )
+    if (email is None) != (password is None):
+        missing = "destination.password" if password is None else "destination.email"
+        raise invalid("destination.email and destination.password go together.", missing)
+    if workspace.provider == "m" and "suite_b" in shape and not workspace.has_login_pair:
+        raise DomainError(
+            "provider_login_credentials_required",
+            "suite_b orders into a kind m workspace need its saved login pair; "
+            "add it with PATCH /workspaces/{id}.",
+            field="destination.workspace_id",
+        )
+    destination = {
+        "workspace_id": public_id("wrk", workspace.id),
+        "client_id": client_id,
+        "provider": workspace.provider,
+    }
+    if email is not None:
+        destination["login_sealed"] = container.sealer.seal({"email": email, "password": password})
+    return destination, workspace
+
+
+def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) -> dict[str, Any]:
+    if not rows:
+        raise DomainError(
+            "domain_not_imported",
+            f"{name} is not in this account's inventory; import or purchase it first.",
+            field=field,
+        )
+    if any(r["kind"] == "order" and r["status"] in BUSY_STATES for r in rows):
+        raise DomainError(
+            "domain_already_in_active_order",
+            f"{name} is on an order that is still in progress.",
+            field=field,
+        )
+    latest = rows[-1]
+    if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
+        raise DomainError(
+            "domains_not_submittable",
+            f"{name} is not registered yet (its purchase is {latest['status']}).",
+            field=field,
+            details={"domains": [name]},
+        )
+    users = {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
+    usable = ["suite_a", "suite_b"] if users <= {"suite_a"} else ["suite_a"]
+    if suite not in usable:
+        raise DomainError(
+            "domain_not_usable_for_provider",
+            f"{name} already serves suite_b; it can be used for {', '.join(usable)} only.",
+            field=field,
+            details={"usable_for": usable},
+        )
+    return latest
+
+
+def _imported_domain_id(cur: Any, tenant: str, name: str, field: str) -> str:
+    """A domain imported (or registered) into inventory but never on an order: usable once its
+    setup is done, and it keeps its dom_ id on the order."""
+    rows = tenant_rows_by_name(cur, tenant, [name])
+    if not rows:
+        _check_named([], name, "suite_a", field)  # raises domain_not_imported
+    latest = rows[-1]
+    if latest["status"] != "available":
+        raise DomainError(
+            "domains_not_submittable",
+            f"{name} is not ready for an order (its status is {latest['status']}).",
+            field=field,
+            details={"domains": [name]},
+        )
+    return str(latest["id"])
+
+
+def _generated_name(workspace: Workspace) -> str:
+    base = re.sub(r"[^a-z0-9]", "", workspace.name.lower()).replace("taken", "")[:20] or "mail"
+    return f"get{base}{secrets.token_hex(3)}.com"
+
+
+def _domains(
+    container: Any, tenant: str, body: dict[str, Any], shape: dict[str, Any], workspace: Workspace
+) -> list[dict[str, Any]]:
+    named = body.get("domains") or []
+    items: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    with container.read_db.read() as cur:
+        for index, entry in enumerate(named):
+            field = f"domains[{index}].domain"
+            name = normalize_domain(entry["domain"], field)
+            if name in seen:
+                raise invalid(f"{name} is named twice.", field)
+            seen.add(name)
+            suite = entry["suite"]
+            if suite not in shape:
+                raise DomainError(
+                    "domain_count_mismatch",
+                    f"{name} is named for {suite}, but the order has no {suite} domains.",
+                    field=f"domains[{index}].suite",
+                    details={"suite": suite, "expected": 0},
+                )
+            order_rows = domain_rows(cur, tenant, name)
+            dom_id = (
+                _imported_domain_id(cur, tenant, name, field)
+                if not order_rows
+                else _check_named(order_rows, name, suite, field)["dom_id"]
+            )
+            items.append(new_domain_item(name, suite, "named", 0, dom_id))
+        for suite, counts in shape.items():
+            given = sum(1 for item in items if item["suite"] == suite)
+            if given and given != counts["domains"]:
+                raise DomainError(
+                    "domain_count_mismatch",
+                    f"{given} {suite} domains named, but the order has {counts['domains']}.",
+                    field="domains",
+                    details={"suite": suite, "expected": counts["domains"], "named": given},
+                )
+        free = owned_free_domains(
+            cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
+        )
+    free = [row for row in free if row["domain"] not in seen]
+    for suite, counts in shape.items():
+        missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
+        while missing > 0 and free:
+            row = free.pop(0)
+            items.append(new_domain_item(row["domain"], suite, "inventory", 0, row["dom_id"]))
+            missing -= 1
+        for _ in range(missing):
+            name = _generated_name(workspace)
+            items.append(new_domain_item(name, suite, "generated", registration_price(name)))
+    return items
+
+
+def plan_order(container: Any, org_id: str, environment: str, body: dict[str, Any]) -> Plan:
+    shape, bundle_id = _shape(container, org_id, environment, body)
+    destination, workspace = _destination(container, org_id, environment, body, shape)
+    domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace)
+    personas = body.get("personas") or []
+    for index, persona in enumerate(personas):
+        for key in ("first_name", "last_name"):
+            if not str(persona.get(key, "")).strip():
+                raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
+    for key in ("profile_picture_url", "forwarding_url"):
+        url = body.get(key)
+        if url is not None and not re.match(r"^https?://[^\s/]+", url):
+            raise invalid(f"{key} must be an http(s) URL.", key)
+    return Plan(
+        destination=destination,
+        workspace=workspace,
+        customer_id=workspace.customer_id,
+        bundle_id=bundle_id,
+        shape=shape,
+        domains=domains,
+        price=price_of(shape, domains),
+    )

@@ -1,0 +1,201 @@
+"""Order use cases: place (with quotes' checks), read, cancel, resolve pending actions, and the
+moves the fulfillment worker makes.
+
+Sandbox orders run every provisioning step in the request and are never charged. Live orders
+are charged at acceptance in the same atomic save as the order (402 `insufficient_funds` when
+the wallet cannot cover the price, nothing recorded), then advanced by the worker one step at
+a time. Failure and cancellation before completion refund what was charged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from adapters.mailboxes import profile_picture_problem
+from domain.errors import NotFound, invalid
+from domain.orders import ORDER, Order
+from domain.pending_actions import PendingAction
+from fulfillment import steps
+from infra.ids import parse_id, public_id
+from services.accounts import Principal
+from services.order_plan import plan_order
+from services.order_view import order_view, pending_action_view
+from services.wallet import load_wallet, retry_conflicts
+
+
+def _save(container: Any, *aggregates: Aggregate) -> None:
+    recordings = container.store.save(*aggregates)
+    if recordings:
+        container.read_models.wait_for(recordings[-1].notification.id)
+
+
+def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    plan = plan_order(container, principal.org_id, principal.environment, body)
+    result: dict[str, Any] = {
+        **plan.price,
+        "environment": principal.environment,
+        "billed": principal.environment == "live",
+        "domains_to_register": sum(1 for d in plan.domains if d["source"] == "generated"),
+        "domains_from_inventory": sum(1 for d in plan.domains if d["source"] != "generated"),
+    }
+    if principal.environment == "live":
+        balance = load_wallet(container, principal.org_id, "live").balance_cents
+        result["wallet_balance_cents"] = balance
+        result["covered_by_wallet"] = balance >= plan.price["total_cents"]
+    return result
+
+
+def place_order(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    plan = plan_order(container, principal.org_id, principal.environment, body)
+    return accept(
+        container,
+        principal,
+        lambda at, charged: Order(
+            org_id=principal.org_id,
+            environment=principal.environment,
+            kind=ORDER,
+            destination=plan.destination,
+            customer_id=plan.customer_id,
+            bundle_id=plan.bundle_id,
+            shape=plan.shape,
+            domains=plan.domains,
+            personas=[
+                {"first_name": p["first_name"].strip(), "last_name": p["last_name"].strip()}
+                for p in body.get("personas") or []
+            ],
+            profile_picture_url=body.get("profile_picture_url"),
+            forwarding_url=body.get("forwarding_url"),
+            price=plan.price,
+            charged_cents=charged,
+            created_at=at,
+        ),
+        plan.price["total_cents"],
+    )
+
+
+def accept(container: Any, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
+    """Record the accepted order: live charges the wallet in the same save; sandbox runs every
+    step at once. `build(at, charged_cents)` makes the Order."""
+
+    def run() -> dict[str, Any]:
+        at = container.clock.now()
+        live = principal.environment == "live"
+        order: Order = build(at, price_cents if live else 0)
+        aggregates: list[Aggregate] = [order]
+        if live:
+            wallet = load_wallet(container, principal.org_id, "live")
+            description = f"{order.kind.capitalize()} {public_id('ord', order.id)}"
+            wallet.charge(price_cents, public_id("ord", order.id), description, at)
+            aggregates.append(wallet)
+        else:
+            aggregates += apply_outcome(container, order, steps.run_all(order), at)
+        _save(container, *aggregates)
+        return order_view(order)
+
+    return retry_conflicts(run)
+
+
+def apply_outcome(
+    container: Any, order: Order, outcome: steps.Outcome, at: float
+) -> list[Aggregate]:
+    """Move the order after its remaining steps ran: complete, fail, or wait for the partner.
+    Returns the other aggregates to save with it."""
+    if outcome.action is not None:
+        action = PendingAction(
+            org_id=order.org_id,
+            environment=order.environment,
+            order_id=public_id("ord", order.id),
+            kind=outcome.action["kind"],
+            field=outcome.action["field"],
+            message=outcome.action["message"],
+            details=outcome.action["details"],
+            created_at=at,
+        )
+        order.require_action(public_id("act", action.id), outcome.action["message"], at)
+        return [action]
+    if outcome.failure is not None:
+        return fail(container, order, outcome.failure, at)
+    order.complete(outcome.domains, at)
+    return []
+
+
+def fail(container: Any, order: Order, reason: str, at: float) -> list[Aggregate]:
+    refund = order.refundable_cents
+    order.fail(reason, refund, at)
+    return _refund(container, order, refund, "failed", at)
+
+
+def _refund(container: Any, order: Order, cents: int, why: str, at: float) -> list[Aggregate]:
+    if cents <= 0:
+        return []
+    wallet = load_wallet(container, order.org_id, order.environment)
+    order_id = public_id("ord", order.id)
+    wallet.refund(cents, order_id, f"Refund: order {order_id} {why}", at)
+    return [wallet]
+
+
+def load_order(container: Any, principal: Principal, order_id: str) -> Order:
+    """This tenant's order, or 404 (another organization's or environment's too)."""
+    found = container.store.find(parse_id("ord", order_id), Order)
+    if not isinstance(found, Order) or found.tenant != principal.tenant:
+        raise NotFound("order")
+    return found
+
+
+def get_order(container: Any, principal: Principal, order_id: str) -> dict[str, Any]:
+    return order_view(load_order(container, principal, order_id))
+
+
+def cancel_order(container: Any, principal: Principal, order_id: str) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
+        order = load_order(container, principal, order_id)
+        at = container.clock.now()
+        order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
+        _save(container, order)
+        return order_view(order)
+
+    return retry_conflicts(run)
+
+
+def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
+    """The grace window is over: release the domains and refund an unfinished order."""
+    refund = order.refundable_cents
+    released = [{**item, "status": "available", "inboxes": []} for item in order.domains]
+    order.finalize_cancel(released, refund, at)
+    return _refund(container, order, refund, "cancelled", at)
+
+
+def load_action(container: Any, principal: Principal, action_id: str) -> PendingAction:
+    found = container.store.find(parse_id("act", action_id), PendingAction)
+    if not isinstance(found, PendingAction) or found.tenant != principal.tenant:
+        raise NotFound("pending action")
+    return found
+
+
+def resolve_action(
+    container: Any, principal: Principal, action_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    url = body.get("profile_picture_url")
+    if url is None:
+        raise invalid(
+            "Send the profile_picture_url that replaces the rejected one.", "profile_picture_url"
+        )
+    problem = profile_picture_problem(url)
+    if problem is not None:
+        raise invalid(problem, "profile_picture_url")
+
+    def run() -> dict[str, Any]:
+        action = load_action(container, principal, action_id)
+        order = load_order(container, principal, action.order_id)
+        at = container.clock.now()
+        action.resolve({"profile_picture_url": url}, at)
+        order.resume(url, at)
+        aggregates: list[Aggregate] = [action, order]
+        if order.environment == "test":
+            aggregates += apply_outcome(container, order, steps.run_all(order), at)
+        _save(container, *aggregates)
+        return {**pending_action_view(action), "order": order_view(order)}
+
+    return retry_conflicts(run)

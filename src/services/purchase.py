@@ -1,0 +1,94 @@
+"""`POST /domains/purchase`: buy up to 50 domains without inboxes, as an ordinary order.
+
+Live keys only (a sandbox key is 403 `forbidden`: nothing is bought in the sandbox). Each
+domain costs its TLD's registration price; the whole purchase is refused with 402
+`insufficient_funds` when the wallet cannot cover the sum (nothing is bought or charged).
+Names that are taken, premium, invalid, already owned, or on an order in progress are refused
+before anything is charged. The order's domains carry `provider: null`; once it completes they
+are inventory a later order for the same workspace or customer (or any, without a workspace)
+may use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.errors import DomainError, NotFound, invalid
+from domain.orders import PURCHASE, Order
+from projections.orders import domain_rows
+from services.accounts import Principal
+from services.order_plan import new_domain_item, normalize_domain
+from services.orders import accept
+from services.pricing import price_of, registration_price
+from services.workspaces import load_workspace
+
+MAX_DOMAINS = 50
+
+
+def purchase_domains(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    if principal.environment != "live":
+        raise DomainError(
+            "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
+        )
+    entries = body.get("domains") or []
+    if not 1 <= len(entries) <= MAX_DOMAINS:
+        raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
+    destination = None
+    customer_id = None
+    if body.get("workspace_id") is not None:
+        try:
+            workspace = load_workspace(
+                container, principal.org_id, principal.environment, body["workspace_id"]
+            )
+        except NotFound:
+            raise NotFound("workspace", field="workspace_id") from None
+        destination = {
+            "workspace_id": body["workspace_id"],
+            "client_id": None,
+            "provider": workspace.provider,
+        }
+        customer_id = workspace.customer_id
+    items: list[dict[str, Any]] = []
+    refused: list[dict[str, str]] = []
+    with container.read_db.read() as cur:
+        for index, entry in enumerate(entries):
+            field = f"domains[{index}].domain"
+            name = normalize_domain(entry["domain"], field)
+            if any(item["domain"] == name for item in items):
+                raise invalid(f"{name} is listed twice.", field)
+            if "taken" in name.split(".", 1)[0]:
+                refused.append({"domain": name, "reason": "registered"})
+            elif domain_rows(cur, principal.tenant, name):
+                refused.append({"domain": name, "reason": "already_owned"})
+            item = new_domain_item(name, None, "purchase", registration_price(name))
+            item["auto_renew"] = bool(entry.get("auto_renew", True))
+            items.append(item)
+    if refused:
+        raise DomainError(
+            "domains_not_submittable",
+            "Some domains cannot be bought; nothing was purchased.",
+            field="domains",
+            details={"domains": refused},
+        )
+    price = price_of({}, items)
+    return accept(
+        container,
+        principal,
+        lambda at, charged: Order(
+            org_id=principal.org_id,
+            environment=principal.environment,
+            kind=PURCHASE,
+            destination=destination,
+            customer_id=customer_id,
+            bundle_id=None,
+            shape={},
+            domains=items,
+            personas=[],
+            profile_picture_url=None,
+            forwarding_url=None,
+            price=price,
+            charged_cents=charged,
+            created_at=at,
+        ),
+        price["total_cents"],
+    )

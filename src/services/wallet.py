@@ -1,0 +1,64 @@
+"""Wallet use cases: operator credits, charges and refunds for orders, the ledger view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from eventsourcing.persistence import RecordConflictError
+
+from domain.errors import invalid
+from domain.wallet import CURRENCY, Wallet, wallet_id
+from infra.clock import iso
+from infra.ids import parse_id
+
+T = TypeVar("T")
+MAX_CREDIT_CENTS = 10**12
+
+
+def retry_conflicts(run: Callable[[], T], attempts: int = 8) -> T:
+    """Re-run a load-decide-save use case when another writer saved the same aggregate first
+    (optimistic concurrency): the second attempt decides on fresh state."""
+    for _ in range(attempts - 1):
+        try:
+            return run()
+        except RecordConflictError:
+            continue
+    return run()
+
+
+def load_wallet(container: Any, org_id: str, environment: str) -> Wallet:
+    """The wallet, opened (unsaved) on first use so a new organization reads as balance 0."""
+    found = container.store.find(wallet_id(org_id, environment), Wallet)
+    if isinstance(found, Wallet):
+        return found
+    return Wallet(org_id=org_id, environment=environment, opened_at=container.clock.now())
+
+
+def credit(container: Any, org_id: str, cents: int, environment: str = "live") -> dict[str, Any]:
+    if not 0 < cents <= MAX_CREDIT_CENTS:
+        raise invalid(f"CENTS must be between 1 and {MAX_CREDIT_CENTS}.", "cents")
+    if parse_id("org", org_id) is None:
+        raise invalid("ORG_ID must be an org_ id.", "org_id")
+    org_id = container.accounts.describe_organization(container.accounts.organization(org_id))["id"]
+
+    def run() -> dict[str, Any]:
+        wallet = load_wallet(container, org_id, environment)
+        wallet.credit(cents, "Operator credit", container.clock.now())
+        container.store.save(wallet)
+        return {"org_id": org_id, "environment": environment, "balance_cents": wallet.balance_cents}
+
+    return retry_conflicts(run)
+
+
+def wallet_view(wallet: Wallet) -> dict[str, Any]:
+    return {
+        "environment": wallet.environment,
+        "balance_cents": wallet.balance_cents,
+        "currency": CURRENCY,
+        # Newest first, like every list of the API.
+        "entries": [
+            {**entry, "currency": CURRENCY, "created_at": iso(entry["created_at"])}
+            for entry in reversed(wallet.entries)
+        ],
+    }

@@ -1,0 +1,173 @@
+"""Delivery state of each webhook event and every attempt, in the read database beside the
+event log (so the events API joins them); written by the dispatcher and by redelivery.
+
+A row is `pending` until a 2xx arrives (`delivered`) or the attempts of the current round run
+out (`failed`). `claimed_until` is a lease: whichever dispatcher set it owns the next attempt,
+and a dispatcher that died loses the row back to the others when the lease runs out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infra.database import Database
+
+MAX_ATTEMPTS = 5
+STATUSES = ("pending", "delivered", "failed")
+
+
+@dataclass(frozen=True)
+class Due:
+    event_id: str
+    org_id: str
+    payload: str
+
+
+def attempts_allowed(schedule: Sequence[float]) -> int:
+    """Spec: up to 5 attempts; the schedule holds the waits between them."""
+    return max(1, min(MAX_ATTEMPTS, len(schedule) + 1))
+
+
+def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: float, lease: float) -> list[Due]:
+    """Record new deliveries, claimed by the caller; returns the ones that were new."""
+    new: list[Due] = []
+    with db.transaction() as cur:
+        for item, tenant in zip(items, tenants, strict=True):
+            cur.execute(
+                "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
+                "next_attempt_at, claimed_until, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) "
+                "ON CONFLICT (event_id) DO NOTHING",
+                (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now),
+            )
+            if cur.rowcount == 1:
+                new.append(item)
+    return new
+
+
+def claim_due(
+    db: Database, now: float, lease: float, skip: set[str], limit: int = 200
+) -> list[Due]:
+    """Pending rows whose time has come and whose lease (if any) ran out, now leased to us."""
+    with db.read() as cur:
+        rows = cur.execute(
+            "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE status = 'pending' "
+            "AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?) "
+            "ORDER BY next_attempt_at LIMIT ?",
+            (now, now, limit),
+        ).fetchall()
+    rows = [r for r in rows if r["event_id"] not in skip]
+    if not rows:
+        return []
+    claimed: list[Due] = []
+    with db.transaction() as cur:
+        for row in rows:
+            cur.execute(
+                "UPDATE webhook_deliveries SET claimed_until = ? WHERE event_id = ? "
+                "AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < ?)",
+                (now + lease, row["event_id"], now),
+            )
+            if cur.rowcount == 1:
+                claimed.append(Due(row["event_id"], row["org_id"], row["payload"]))
+    return claimed
+
+
+def next_due_at(db: Database) -> float | None:
+    with db.read() as cur:
+        row = cur.execute(
+            "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'"
+        ).fetchone()
+    return None if row is None or row["at"] is None else float(row["at"])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    attempted_at: float
+    duration_ms: float
+    status_code: int | None
+    error: str | None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def record_attempt(
+    db: Database, event_id: str, outcome: Outcome, schedule: Sequence[float], now: float
+) -> str:
+    """Store the attempt and move the delivery on; returns the new status."""
+    with db.transaction() as cur:
+        row = cur.execute(
+            "SELECT attempts, round_attempts FROM webhook_deliveries WHERE event_id = ?",
+            (event_id,),
+        ).fetchone()
+        if row is None:
+            return "pending"
+        number = int(row["attempts"]) + 1
+        in_round = int(row["round_attempts"]) + 1
+        cur.execute(
+            "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
+            "duration_ms, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                event_id,
+                number,
+                outcome.attempted_at,
+                outcome.status_code,
+                outcome.error,
+                round(outcome.duration_ms, 3),
+                outcome.succeeded,
+            ),
+        )
+        next_at: float | None = None
+        delivered_at: float | None = None
+        if outcome.succeeded:
+            status, delivered_at = "delivered", now
+        elif in_round >= attempts_allowed(schedule):
+            status = "failed"
+        else:
+            status = "pending"
+            next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
+        cur.execute(
+            "UPDATE webhook_deliveries SET status = ?, attempts = ?, round_attempts = ?, "
+            "next_attempt_at = ?, claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), "
+            "updated_at = ? WHERE event_id = ?",
+            (status, number, in_round, next_at, delivered_at, now, event_id),
+        )
+    return status
+
+
+def release(db: Database, event_id: str) -> None:
+    """Give a claimed row back without an attempt (the dispatcher is stopping)."""
+    with db.transaction() as cur:
+        cur.execute(
+            "UPDATE webhook_deliveries SET claimed_until = NULL WHERE event_id = ?", (event_id,)
+        )
+
+
+def redeliver(db: Database, event: dict[str, Any], org_id: str, now: float) -> None:
+    """Send the same event (same id) again, with a fresh round of attempts."""
+    with db.transaction() as cur:
+        cur.execute(
+            "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
+            "next_attempt_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) "
+            "ON CONFLICT (event_id) DO UPDATE SET status = 'pending', round_attempts = 0, "
+            "next_attempt_at = excluded.next_attempt_at, claimed_until = NULL, "
+            "updated_at = excluded.updated_at",
+            (event["id"], event["tenant"], org_id, event["envelope"], now, now),
+        )
+
+
+def attempts_of(cur: Any, event_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {event_id: [] for event_id in event_ids}
+    if not event_ids:
+        return found
+    marks = ", ".join("?" for _ in event_ids)
+    rows = cur.execute(
+        f"SELECT event_id, number, attempted_at, status_code, error, duration_ms, succeeded "
+        f"FROM webhook_attempts WHERE event_id IN ({marks}) ORDER BY event_id, number",
+        tuple(event_ids),
+    ).fetchall()
+    for row in rows:
+        found[row["event_id"]].append(row)
+    return found

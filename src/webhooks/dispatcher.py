@@ -1,0 +1,228 @@
+"""The webhook dispatcher: a durable JetStream consumer that signs and POSTs each event.
+
+Intake records each message as a pending delivery (claimed by this process) and only then
+acks it, so JetStream keeps anything not yet durable here. From then on the delivery table
+drives the attempts: retries follow the schedule, a dispatcher that dies loses its claims when
+their lease runs out, and another (or the restarted one) carries on. Each organization has its
+own small concurrency allowance, so a slow or failing receiver only ever waits on itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import defaultdict
+from typing import Any
+from uuid import UUID
+
+import anyio
+import httpx
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from domain.organizations import Organization
+from gateway.rest import metrics
+from infra.ids import parse_id
+from runtime.container import Container
+from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempt, release
+from webhooks.endpoints import Endpoint, endpoints_of
+from webhooks.signing import signed_headers
+from webhooks.stream import connect, ensure_stream, subject_root
+from webhooks.urls import connect_refusal
+
+log = logging.getLogger(__name__)
+
+PER_ORG_CONCURRENCY = 8
+TOTAL_CONCURRENCY = 256
+FETCH_BATCH = 256
+USER_AGENT = "partner-api-webhooks/1"
+
+
+class WebhookDispatcher:
+    name = "dispatcher"
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.settings = container.settings
+        self.db = container.read_db
+        self.timeout = self.settings.webhook_timeout_seconds
+        # A claim outlives one attempt (time-out plus margin) and then returns to the pool.
+        self.lease = self.timeout + 5.0
+        self._org_slots: defaultdict[str, asyncio.Semaphore] = defaultdict(
+            lambda: asyncio.Semaphore(PER_ORG_CONCURRENCY)
+        )
+        self._slots = asyncio.Semaphore(TOTAL_CONCURRENCY)
+        self._in_flight: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
+        self._nc: Any = None
+        self._client: httpx.AsyncClient | None = None
+
+    def describe(self) -> str:
+        return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
+
+    async def start(self) -> None:
+        self._nc = await connect(self.settings)
+        js = self._nc.jetstream()
+        await ensure_stream(js, self.settings)
+        subscription = await js.pull_subscribe(
+            f"{subject_root(self.settings)}.>",
+            durable="webhook-dispatcher",
+            stream=self.settings.nats_stream,
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=30.0,
+                max_ack_pending=20_000,
+            ),
+        )
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,  # a 3xx is a failed attempt, never followed
+            timeout=httpx.Timeout(self.timeout),
+            limits=httpx.Limits(
+                max_connections=TOTAL_CONCURRENCY, max_keepalive_connections=TOTAL_CONCURRENCY
+            ),
+        )
+        self._loops = [
+            asyncio.create_task(self._intake(subscription), name="webhook-intake"),
+            asyncio.create_task(self._poll_due(), name="webhook-due"),
+        ]
+
+    async def stop(self) -> None:
+        for task in [*self._loops, *self._tasks]:
+            task.cancel()
+        await asyncio.gather(*self._loops, *self._tasks, return_exceptions=True)
+        for event_id in list(self._in_flight):
+            await anyio.to_thread.run_sync(release, self.db, event_id)
+        if self._client is not None:
+            await self._client.aclose()
+        if self._nc is not None:
+            await self._nc.close()
+
+    async def _intake(self, subscription: Any) -> None:
+        while True:
+            try:
+                messages = await subscription.fetch(FETCH_BATCH, timeout=1.0)
+            except (NatsTimeout, TimeoutError):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("webhook intake fetch failed; retrying")
+                await asyncio.sleep(1.0)
+                continue
+            items: list[Due] = []
+            tenants: list[str] = []
+            for message in messages:
+                body = json.loads(message.data)
+                envelope = body["envelope"]
+                items.append(
+                    Due(envelope["id"], body["org_id"], json.dumps(envelope, separators=(",", ":")))
+                )
+                tenants.append(f"{body['org_id']}:{body['environment']}")
+            new = await anyio.to_thread.run_sync(
+                enqueue, self.db, items, tenants, self.container.clock.now(), self.lease
+            )
+            for message in messages:
+                await message.ack()
+            for due in new:
+                self._spawn(due)
+
+    async def _poll_due(self) -> None:
+        interval = min(0.25, max(self.settings.poll_interval_seconds, 0.02))
+        while True:
+            try:
+                claimed = await anyio.to_thread.run_sync(
+                    claim_due, self.db, self.container.clock.now(), self.lease, set(self._in_flight)
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("webhook due-poll failed; retrying")
+                claimed = []
+            for due in claimed:
+                self._spawn(due)
+            await asyncio.sleep(interval)
+
+    def _spawn(self, due: Due) -> None:
+        if due.event_id in self._in_flight:
+            return
+        self._in_flight.add(due.event_id)
+        task = asyncio.create_task(self._deliver(due))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, due: Due) -> None:
+        try:
+            async with self._org_slots[due.org_id], self._slots:
+                outcome = await self._attempt(due)
+            status = await anyio.to_thread.run_sync(
+                record_attempt,
+                self.db,
+                due.event_id,
+                outcome,
+                self.settings.webhook_retry_schedule,
+                self.container.clock.now(),
+            )
+            metrics.WEBHOOK_ATTEMPTS.labels("success" if outcome.succeeded else "failure").inc()
+            if status == "failed":
+                log.warning("webhook %s failed after its last attempt", due.event_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("webhook delivery of %s crashed; its lease will expire", due.event_id)
+        finally:
+            self._in_flight.discard(due.event_id)
+
+    async def _attempt(self, due: Due) -> Outcome:
+        attempted_at = self.container.clock.now()
+        started = time.perf_counter()
+
+        def done(status_code: int | None, error: str | None) -> Outcome:
+            elapsed = (time.perf_counter() - started) * 1000
+            return Outcome(attempted_at, elapsed, status_code, error)
+
+        endpoint = await anyio.to_thread.run_sync(self._endpoint, due.org_id)
+        if endpoint is None:
+            return done(None, "no webhook endpoint registered")
+        refusal = await anyio.to_thread.run_sync(
+            connect_refusal, endpoint.url, self.settings.allow_http_webhooks
+        )
+        if refusal is not None:
+            return done(None, f"refused: {refusal}")
+        body = due.payload.encode()
+        headers = signed_headers(
+            endpoint.secret, int(self.container.clock.now()), due.event_id, body
+        )
+        headers["Content-Type"] = "application/json"
+        headers["User-Agent"] = USER_AGENT
+        assert self._client is not None
+        try:
+            with anyio.fail_after(self.timeout):
+                response = await self._client.post(endpoint.url, content=body, headers=headers)
+        except TimeoutError:
+            return done(None, f"timed out after {self.timeout:g} s")
+        except httpx.HTTPError as exc:
+            return done(None, f"{type(exc).__name__}: {exc}"[:500])
+        error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+        return done(response.status_code, error)
+
+    def _endpoint(self, org_id: str) -> Endpoint | None:
+        """The org's endpoint, cached until the organization records a newer event."""
+        org_uuid: UUID | None = parse_id("org", org_id)
+        if org_uuid is None:
+            return None
+        cached = self._endpoints.get(org_id)
+        if cached is not None:
+            newer = self.container.store.recorder.select_events(org_uuid, gt=cached[1], limit=1)
+            if not newer:
+                return cached[0]
+        org = self.container.store.find(org_uuid, Organization)
+        if org is None:
+            return None
+        endpoint = endpoints_of(self.container).endpoint(org_id)
+        self._endpoints[org_id] = (endpoint, int(org.version))
+        return endpoint

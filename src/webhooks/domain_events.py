@@ -1,0 +1,95 @@
+"""Public `domain.*` and `domain_import.*` events from Domain, ImportJob and ForwardingJob.
+
+`domain.connected` / `domain.action_required` carry the domain row as `GET /domains/{id}`
+shows it; `domain_import.*` the import job as `GET /domains/import/jobs/{id}` shows it;
+`domain.forwarding_updated` / `domain.forwarding_failed` one event per domain with `id`,
+`domain`, `forwarding_url`, `job_id` (and `reason` on failure).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.domains import Domain
+from domain.forwarding import ForwardingJob
+from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, ImportJob
+from infra.ids import public_id
+from services.domains import aggregate_view
+from services.job_views import import_view
+from services.store import EventStore
+from webhooks.public_events import PublicEvent, maps
+
+
+def _at(event: Any, store: EventStore) -> Any:
+    return store.repository.get(event.originator_id, version=event.originator_version)
+
+
+@maps("Domain.Connected", "Domain.ActionRequired")
+def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
+    domain: Domain = _at(event, store)
+    kind = "domain.connected" if domain.status == "active" else "domain.action_required"
+    return [
+        PublicEvent(
+            type=kind,
+            org_id=domain.org_id,
+            environment=domain.environment,
+            resource_id=public_id("dom", domain.id),
+            data=aggregate_view(domain),
+            created_at=event.at,
+        )
+    ]
+
+
+_IMPORT_TYPES = {
+    COMPLETED: "domain_import.completed",
+    FAILED: "domain_import.failed",
+    ACTION_REQUIRED: "domain_import.action_required",
+}
+
+
+@maps("ImportJob.Progressed")
+def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
+    if event.status == event.previous or event.status not in _IMPORT_TYPES:
+        return []
+    job: ImportJob = _at(event, store)
+    return [
+        PublicEvent(
+            type=_IMPORT_TYPES[event.status],
+            org_id=job.org_id,
+            environment=job.environment,
+            resource_id=public_id("imp", job.id),
+            data=import_view(job),
+            created_at=event.at,
+        )
+    ]
+
+
+@maps("ForwardingJob.Finished")
+def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
+    job: ForwardingJob = _at(event, store)
+    job_id = public_id("fwj", job.id)
+    if job.status == "completed":
+        kind, items = "domain.forwarding_updated", job.applied
+    else:
+        kind, items = "domain.forwarding_failed", job.failed
+    events = []
+    for item in items:
+        data: dict[str, Any] = {
+            "id": item["id"],
+            "domain": item["domain"],
+            "forwarding_url": job.forwarding_url,
+            "job_id": job_id,
+        }
+        if job.reason:
+            data["reason"] = job.reason
+        events.append(
+            PublicEvent(
+                type=kind,
+                org_id=job.org_id,
+                environment=job.environment,
+                resource_id=item["id"],
+                data=data,
+                created_at=event.at,
+            )
+        )
+    return events

@@ -1,0 +1,76 @@
+"""Webhook endpoint registration: one URL and one secret per organization (spec 6).
+
+The secret is shown once, when it is made; the aggregate only ever holds it sealed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from domain.errors import DomainError
+from domain.organizations import Organization
+from infra.ids import parse_id
+from runtime.container import Container
+from webhooks.signing import new_secret
+from webhooks.urls import check_registration
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    secret: str
+
+
+class WebhookEndpoints:
+    def __init__(self, container: Container) -> None:
+        self.container = container
+
+    def _organization(self, org_id: str) -> Organization:
+        org = self.container.store.find(parse_id("org", org_id), Organization)
+        if org is None:
+            raise DomainError("not_found", "No such organization.")
+        return org  # type: ignore[no-any-return]
+
+    def describe(self, org_id: str) -> dict[str, Any]:
+        org = self._organization(org_id)
+        return {"url": org.webhook_url, "secret_set": org.webhook_secret_sealed is not None}
+
+    def set_url(self, org_id: str, url: str) -> dict[str, Any]:
+        """Save the URL with a new secret, returned here and never again."""
+        check_registration(url, self.container.settings.allow_http_webhooks)
+        org = self._organization(org_id)
+        secret = new_secret()
+        org.set_webhook_endpoint(url=url, secret_sealed=self.container.sealer.seal(secret))
+        self.container.store.save(org)
+        return {"url": url, "secret": secret}
+
+    def rotate_secret(self, org_id: str) -> dict[str, Any]:
+        org = self._organization(org_id)
+        if org.webhook_url is None:
+            raise DomainError("invalid_request", "Set a webhook URL before rotating its secret.")
+        secret = new_secret()
+        org.rotate_webhook_secret(secret_sealed=self.container.sealer.seal(secret))
+        self.container.store.save(org)
+        return {"url": org.webhook_url, "secret": secret}
+
+    def send_test(self, org_id: str, environment: str) -> int:
+        """Record a `webhook.test` event; returns its notification id (for read-your-writes)."""
+        org = self._organization(org_id)
+        org.request_webhook_test(environment=environment, requested_at=self.container.clock.now())
+        recordings = self.container.store.save(org)
+        return recordings[-1].notification.id
+
+    def endpoint(self, org_id: str) -> Endpoint | None:
+        """The URL and the plain secret deliveries are signed with, if one is registered."""
+        org = self._organization(org_id)
+        if org.webhook_url is None or org.webhook_secret_sealed is None:
+            return None
+        return Endpoint(org.webhook_url, str(self.container.sealer.unseal(org.webhook_secret_sealed)))
+
+
+def endpoints_of(container: Container) -> WebhookEndpoints:
+    service = container.extras.get("webhook_endpoints")
+    if service is None:
+        service = container.extras["webhook_endpoints"] = WebhookEndpoints(container)
+    return service

@@ -1,0 +1,75 @@
+"""The organization's public events, recorded from the notification log (so the events API
+works with no webhook URL and no NATS), plus the delivery tables the dispatcher writes.
+
+`position` is notification id * 64 + index: unique per public event and in log order, for
+keyset paging.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from infra.clock import iso
+from projections.base import ReadModel
+from services.store import EventStore
+from webhooks.mappers import load_mappers
+from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
+
+POSITION_STRIDE = 64
+
+DELIVERY_DDL = (
+    "CREATE TABLE IF NOT EXISTS webhook_deliveries (event_id TEXT PRIMARY KEY, "
+    "tenant TEXT NOT NULL, org_id TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, "
+    "attempts INTEGER NOT NULL DEFAULT 0, round_attempts INTEGER NOT NULL DEFAULT 0, "
+    "next_attempt_at DOUBLE PRECISION, claimed_until DOUBLE PRECISION, "
+    "delivered_at DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries "
+    "(status, next_attempt_at)",
+    "CREATE TABLE IF NOT EXISTS webhook_attempts (event_id TEXT NOT NULL, number INTEGER NOT NULL, "
+    "attempted_at DOUBLE PRECISION NOT NULL, status_code INTEGER, error TEXT, "
+    "duration_ms DOUBLE PRECISION NOT NULL, succeeded BOOLEAN NOT NULL, "
+    "PRIMARY KEY (event_id, number))",
+)
+
+
+def envelope_of(event: PublicEvent) -> dict[str, Any]:
+    return {"id": event.id, "type": event.type, "created_at": iso(event.created_at), "data": event.data}
+
+
+class WebhookEventLog(ReadModel):
+    name = "webhook_events"
+    tables = ("webhook_events",)
+    ddl = (
+        "CREATE TABLE IF NOT EXISTS webhook_events (id TEXT PRIMARY KEY, position BIGINT NOT NULL, "
+        "tenant TEXT NOT NULL, type TEXT NOT NULL, resource_id TEXT NOT NULL, "
+        "created_at DOUBLE PRECISION NOT NULL, envelope TEXT NOT NULL)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS webhook_events_position ON webhook_events (position)",
+        "CREATE INDEX IF NOT EXISTS webhook_events_tenant ON webhook_events (tenant, position)",
+        *DELIVERY_DDL,
+    )
+
+    store: EventStore | None = None
+
+    def attach(self, store: Any) -> None:
+        load_mappers()
+        self.store = store
+
+    def apply(self, cur: Any, event: Any, position: int) -> None:
+        # Every mapped event, whichever capability registered it: no @on list to keep in sync.
+        if self.store is None or type(event).__qualname__ not in MAPPERS:
+            return
+        for index, public in enumerate(public_events_for(event, self.store)):
+            cur.execute(
+                "INSERT INTO webhook_events (id, position, tenant, type, resource_id, created_at, "
+                "envelope) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (
+                    public.id,
+                    position * POSITION_STRIDE + index,
+                    public.tenant,
+                    public.type,
+                    public.resource_id,
+                    public.created_at,
+                    json.dumps(envelope_of(public), separators=(",", ":")),
+                ),
+            )

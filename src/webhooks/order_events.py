@@ -1,0 +1,105 @@
+"""Public `order.*` events (and `domain.connected` when an order's domains go live).
+
+`order.in_progress` carries `{id, status}`; `order.completed` the full order as
+`GET /orders/{id}` answers it; the others the order's id, status and what changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.orders import PURCHASE, Order
+from infra.clock import iso
+from infra.ids import public_id
+from services.order_view import domain_view, order_view
+from services.store import EventStore
+from webhooks.public_events import PublicEvent, maps
+
+
+def _order_at(event: Any, store: EventStore) -> Order:
+    order: Order = store.repository.get(event.originator_id, version=event.originator_version)
+    return order
+
+
+def _event(order: Order, type_: str, data: dict[str, Any], at: float) -> PublicEvent:
+    return PublicEvent(
+        type=type_,
+        org_id=order.org_id,
+        environment=order.environment,
+        resource_id=public_id("ord", order.id),
+        data=data,
+        created_at=at,
+    )
+
+
+def _brief(order: Order, **extra: Any) -> dict[str, Any]:
+    return {"id": public_id("ord", order.id), "status": order.status, **extra}
+
+
+@maps("Order.Placed", "Order.Resumed")
+def in_progress(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    return [_event(order, "order.in_progress", _brief(order), order.updated_at)]
+
+
+def usable_for(suite: str | None) -> list[str]:
+    return ["suite_a"] if suite == "suite_b" else ["suite_a", "suite_b"]
+
+
+@maps("Order.Completed")
+def completed(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    events = [_event(order, "order.completed", order_view(order), event.at)]
+    if order.kind == PURCHASE:
+        return events
+    for item in order.domains:
+        data = {
+            **domain_view(item),
+            "category": "connected",
+            "order_id": public_id("ord", order.id),
+            "customer_id": order.customer_id,
+            "usable_for": usable_for(item["suite"]),
+        }
+        events.append(
+            PublicEvent(
+                type="domain.connected",
+                org_id=order.org_id,
+                environment=order.environment,
+                resource_id=item["id"],
+                data=data,
+                created_at=event.at,
+            )
+        )
+    return events
+
+
+@maps("Order.Failed")
+def failed(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    data = _brief(order, reason=order.reason, refunded_cents=event.refund_cents)
+    return [_event(order, "order.failed", data, event.at)]
+
+
+@maps("Order.ActionRequired")
+def action_required(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    data = _brief(order, pending_action_id=order.pending_action_id, reason=order.reason)
+    return [_event(order, "order.action_required", data, event.at)]
+
+
+@maps("Order.CancelScheduled")
+def cancel_scheduled(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    data = _brief(order, cancel_at=iso(event.cancel_after))
+    return [_event(order, "order.cancel_scheduled", data, event.at)]
+
+
+@maps("Order.Cancelled")
+def cancelled(event: Any, store: EventStore) -> list[PublicEvent]:
+    order = _order_at(event, store)
+    data = _brief(
+        order,
+        released_domains=[item["domain"] for item in order.domains],
+        refunded_cents=event.refund_cents,
+    )
+    return [_event(order, "order.cancelled", data, event.at)]

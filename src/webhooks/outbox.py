@@ -1,0 +1,140 @@
+"""The outbox publisher: follows the notification log with its own tracking position and
+publishes each public event to JetStream with `Nats-Msg-Id` = its evt_ id.
+
+The position moves only after every publish of a batch is acknowledged, so a publisher killed
+at any moment loses nothing; at worst it republishes, and the stream drops the duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+import anyio
+
+from gateway.rest import metrics
+from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
+from runtime.container import Container
+from webhooks.event_log import envelope_of
+from webhooks.mappers import load_mappers
+from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
+from webhooks.stream import connect, ensure_stream, subject_for
+
+log = logging.getLogger(__name__)
+
+TRACKING_NAME = "webhook_outbox"
+BATCH_SIZE = 500
+ACK_TIMEOUT_SECONDS = 10.0
+
+
+def message_of(event: PublicEvent) -> bytes:
+    body = {
+        "envelope": envelope_of(event),
+        "org_id": event.org_id,
+        "environment": event.environment,
+        "resource_id": event.resource_id,
+    }
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+class OutboxPublisher:
+    name = "publisher"
+
+    def __init__(self, container: Container) -> None:
+        load_mappers()
+        self.container = container
+        self.settings = container.settings
+        self.db = container.read_db
+        self._nc: Any = None
+        self._js: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
+
+    def describe(self) -> str:
+        return f"outbox -> JetStream stream {self.settings.nats_stream} at {self.settings.nats_url}"
+
+    async def start(self) -> None:
+        await anyio.to_thread.run_sync(ensure_tracking_table, self.db)
+        self._nc = await connect(self.settings)
+        self._js = self._nc.jetstream()
+        await ensure_stream(self._js, self.settings)
+        self._loop = asyncio.get_running_loop()
+        self.container.store.on_saved(self._on_saved)
+        self._task = asyncio.create_task(self._run(), name="outbox-publisher")
+
+    def _on_saved(self, _notification_id: int) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and not self._stopping:
+            loop.call_soon_threadsafe(self._wake.set)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._nc is not None:
+            await self._nc.close()
+
+    async def _run(self) -> None:
+        poll = max(self.settings.poll_interval_seconds, 0.01)
+        while True:
+            try:
+                published = await self.publish_batch()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("outbox publish failed; retrying")
+                published = 0
+                await asyncio.sleep(1.0)
+            if not published:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=poll)
+                self._wake.clear()
+
+    def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:
+        previous = tracked_position(self.db, TRACKING_NAME)
+        notifications = self.container.store.recorder.select_notifications(
+            start=previous + 1, limit=BATCH_SIZE
+        )
+        if not notifications:
+            return previous, previous, []
+        mapper = self.container.store.mapper
+        events: list[PublicEvent] = []
+        for notification in notifications:
+            if notification.topic.rpartition(":")[2] not in MAPPERS:
+                continue  # not a public event: skip decoding it
+            domain_event = mapper.to_domain_event(notification)
+            events.extend(public_events_for(domain_event, self.container.store))
+        head = self.container.store.recorder.max_notification_id() or 0
+        metrics.OUTBOX_BACKLOG.set(max(0, head - notifications[-1].id))
+        return previous, notifications[-1].id, events
+
+    def _advance(self, previous: int, position: int) -> None:
+        with self.db.transaction() as cur:
+            advance_tracking(cur, TRACKING_NAME, previous, position)
+
+    async def publish_batch(self) -> int:
+        """Publish one batch and record the position after every ack; returns notifications done."""
+        previous, position, events = await anyio.to_thread.run_sync(self._read_batch)
+        if position == previous:
+            return 0
+        acks = [
+            await self._js.publish_async(
+                subject_for(self.settings, event.org_id),
+                message_of(event),
+                headers={"Nats-Msg-Id": event.id},
+            )
+            for event in events
+        ]
+        if acks:
+            # An ack lost on the way leaves its future pending forever: give up and republish.
+            await asyncio.wait_for(asyncio.gather(*acks), timeout=ACK_TIMEOUT_SECONDS)
+        await anyio.to_thread.run_sync(self._advance, previous, position)
+        return position - previous
+

@@ -1,0 +1,72 @@
+"""Which stored domain events become which public webhook events (spec 6).
+
+Each capability registers mappers here, keyed by the qualified name of a domain event class
+(`Order.Completed`). The outbox publisher calls `public_events_for` on every notification.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from services.store import EventStore
+
+_EVENT_ID_NAMESPACE = uuid.UUID("0c8a2b8e-54a9-4d3e-9b61-3f7f0e6d2a11")
+
+
+@dataclass(frozen=True)
+class PublicEvent:
+    type: str  # one of the 18 spec types or the pool.* family, e.g. "order.completed"
+    org_id: str  # org_...
+    environment: str  # "test" or "live"
+    resource_id: str  # public id of the resource the event is about, e.g. ord_...
+    data: dict[str, Any]
+    created_at: float  # unix seconds, from the domain event
+    id: str = ""  # evt_...; assigned by public_events_for
+
+    @property
+    def tenant(self) -> str:
+        return f"{self.org_id}:{self.environment}"
+
+
+Mapper = Callable[[Any, EventStore], list[PublicEvent]]
+MAPPERS: dict[str, Mapper] = {}
+
+
+def maps(*event_names: str) -> Callable[[Mapper], Mapper]:
+    """Register a mapper for domain events named `Aggregate.Event`."""
+
+    def register(func: Mapper) -> Mapper:
+        for name in event_names:
+            MAPPERS[name] = func
+        return func
+
+    return register
+
+
+def stable_event_id(originator_id: uuid.UUID, originator_version: int, index: int) -> str:
+    """One logical event, one id: derived from the stored event, so republishing and
+    redelivery always carry the same evt_ id."""
+    name = f"{originator_id.hex}:{originator_version}:{index}"
+    return "evt_" + uuid.uuid5(_EVENT_ID_NAMESPACE, name).hex
+
+
+def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]:
+    mapper = MAPPERS.get(type(domain_event).__qualname__)
+    if mapper is None:
+        return []
+    events = mapper(domain_event, store)
+    return [
+        PublicEvent(
+            type=e.type,
+            org_id=e.org_id,
+            environment=e.environment,
+            resource_id=e.resource_id,
+            data=e.data,
+            created_at=e.created_at,
+            id=stable_event_id(domain_event.originator_id, domain_event.originator_version, i),
+        )
+        for i, e in enumerate(events)
+    ]

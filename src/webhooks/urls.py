@@ -1,0 +1,88 @@
+"""Where webhooks may go: https to public addresses only, unless HTTP webhooks are allowed.
+
+Checked when a URL is registered and again before every connection, because a name that
+resolved to a public address at registration may point at an internal one later.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from domain.errors import invalid
+
+MAX_URL_LENGTH = 2048
+
+
+def check_url_shape(url: str, allow_http: bool) -> str:
+    """The host of a well-formed webhook URL; raises invalid_request (field `url`) otherwise."""
+    if len(url) > MAX_URL_LENGTH:
+        raise invalid("The webhook URL is at most 2048 characters.", "url")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        raise invalid("The webhook URL is not a valid URL.", "url") from exc
+    allowed = ("https", "http") if allow_http else ("https",)
+    if parts.scheme not in allowed or not parts.hostname:
+        raise invalid("The webhook URL must be an absolute https:// URL.", "url")
+    if parts.username or parts.password:
+        raise invalid("The webhook URL must not carry credentials.", "url")
+    return parts.hostname
+
+
+def is_public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def resolve(host: str) -> list[str]:
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError):
+        return []
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def forbidden_addresses(host: str) -> list[str]:
+    """The non-public addresses the host is (or resolves to)."""
+    try:
+        return [] if is_public_address(host) else [host]
+    except ValueError:
+        pass  # a name, not an IP literal
+    return [address for address in resolve(host) if not is_public_address(address)]
+
+
+def check_registration(url: str, allow_http: bool) -> None:
+    host = check_url_shape(url, allow_http)
+    if allow_http:
+        return
+    if host.lower() == "localhost" or host.lower().endswith((".localhost", ".local", ".internal")):
+        raise invalid("The webhook URL must point at a public address.", "url")
+    if forbidden_addresses(host):
+        raise invalid(
+            "The webhook URL must not point at a private, loopback or link-local address.", "url"
+        )
+
+
+def connect_refusal(url: str, allow_http: bool) -> str | None:
+    """Why a delivery to this URL must not be attempted now, or None when it may go."""
+    try:
+        host = check_url_shape(url, allow_http)
+    except Exception as exc:  # noqa: BLE001 - the message is recorded on the attempt
+        return str(exc)
+    if allow_http:
+        return None
+    try:
+        is_literal = bool(ipaddress.ip_address(host))
+    except ValueError:
+        is_literal = False
+    addresses = [host] if is_literal else resolve(host)
+    if not addresses:
+        return f"could not resolve {host}"
+    if any(not is_public_address(a) for a in addresses):
+        return f"{host} resolves to a non-public address"
+    return None

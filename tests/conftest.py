@@ -1,0 +1,169 @@
+"""Shared fixtures: every service test runs once on SQLite and once on PostgreSQL, over real HTTP."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from infra.clock import Clock
+from infra.settings import Settings
+from runtime.container import Container
+from runtime.roles import NEEDS_NATS
+from runtime.serve import build_server, resolve_roles
+
+PG_URL = os.environ.get("PARTNER_API_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+NATS_URL = os.environ.get("PARTNER_API_TEST_NATS_URL", "nats://127.0.0.1:4222")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def require(service: str, available: bool) -> None:
+    """Skip on a developer machine without the service; with CI=true, fail instead."""
+    if available:
+        return
+    if IN_CI:
+        pytest.fail(f"{service} is required in CI but is not reachable")
+    pytest.skip(f"{service} not reachable")
+
+
+def require_nats() -> str:
+    host_port = NATS_URL.split("//", 1)[-1]
+    host, _, port = host_port.partition(":")
+    require("NATS", _reachable(host, int(port or 4222)))
+    return NATS_URL
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    return str(request.param)
+
+
+def make_env(tmp_path: Path, store_kind: str) -> tuple[dict[str, str], str | None]:
+    env = {
+        "PARTNER_API_DATA_DIR": str(tmp_path / "var"),
+        "PARTNER_API_POLL_INTERVAL_SECONDS": "0.01",
+        "PARTNER_API_NATS_STREAM": f"T{uuid.uuid4().hex[:10].upper()}",
+        # Each test's gRPC server on a port of its own, so no CLI reaches another test's server.
+        "PARTNER_API_GRPC_PORT": str(free_port()),
+    }
+    schema = None
+    if store_kind == "postgres":
+        schema = f"t_{uuid.uuid4().hex[:12]}"
+        env["PARTNER_API_DATABASE_URL"] = PG_URL
+        env["PARTNER_API_DATABASE_SCHEMA"] = schema
+    return env, schema
+
+
+def drop_schema(schema: str | None) -> None:
+    if schema:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def service_env(tmp_path: Path, store_kind: str) -> Iterator[dict[str, str]]:
+    env, schema = make_env(tmp_path, store_kind)
+    yield env
+    drop_schema(schema)
+
+
+@pytest.fixture
+def settings(service_env: dict[str, str]) -> Settings:
+    return Settings.from_env(service_env)
+
+
+@dataclasses.dataclass
+class RunningService:
+    base_url: str
+    container: Container
+    server: Any
+    thread: threading.Thread
+
+    @property
+    def api(self) -> str:
+        return f"{self.base_url}/partner/v1"
+
+    def client(self, secret: str | None = None, **kwargs: Any) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+        return httpx.Client(base_url=self.api, headers=headers, timeout=10.0, **kwargs)
+
+    def new_org(self, name: str = "Acme", **rate: Any) -> str:
+        org_id: str = self.container.accounts.create_organization(name, **rate)["id"]
+        return org_id
+
+    def new_key(self, org_id: str, env: str = "test", preset: str = "full") -> str:
+        return self.container.accounts.create_key(org_id, env, preset).secret
+
+    def partner(self, env: str = "test", preset: str = "full", **rate: Any) -> httpx.Client:
+        """A client for a fresh organization's key: the quickest way to a tenant."""
+        return self.client(self.new_key(self.new_org(**rate), env, preset))
+
+    def wait_projections(self) -> None:
+        head = self.container.store.recorder.max_notification_id() or 0
+        assert self.container.read_models.wait_for(head, timeout=5.0)
+
+
+ServiceFactory = Callable[..., RunningService]
+
+
+@pytest.fixture
+def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
+    started: list[RunningService] = []
+
+    def start(
+        clock: Clock | None = None, roles: list[str] | None = None, **overrides: Any
+    ) -> RunningService:
+        chosen = roles or [r for r in resolve_roles(None) if r not in NEEDS_NATS]
+        if NEEDS_NATS.intersection(chosen) and "nats_url" not in overrides:
+            overrides["nats_url"] = require_nats()
+        container = Container.build(dataclasses.replace(settings, **overrides), clock)
+        port = free_port()
+        server, _ = build_server(container, chosen, port)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("service did not start")
+            time.sleep(0.02)
+        running = RunningService(f"http://127.0.0.1:{port}", container, server, thread)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.server.should_exit = True
+        running.thread.join(timeout=10)
+        running.container.close()
+
+
+@pytest.fixture
+def service(service_factory: ServiceFactory) -> RunningService:
+    return service_factory()

@@ -1,0 +1,124 @@
+"""Domain imports through HTTP: synchronous and queued jobs, nameservers, events (spec 2.6)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from conftest import RunningService
+
+from infra.clock import ManualClock
+
+
+def events_of(client: httpx.Client, type_: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = client.get("/events", params={"type": type_}).json()["data"]
+    return events
+
+
+def wait_job(client: httpx.Client, job_id: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 5
+    while True:
+        job: dict[str, Any] = client.get(f"/domains/import/jobs/{job_id}").json()["data"]
+        if job["status"] == status or time.monotonic() > deadline:
+            return job
+        time.sleep(0.05)
+
+
+def test_sync_import_completes_with_nameserver_groups_and_inventory(
+    service: RunningService,
+) -> None:
+    with service.partner() as client:
+        response = client.post(
+            "/domains/import", json={"domains": ["Acme.com", "beta.io", "importfail.com"]}
+        )
+        assert response.status_code == 201, response.text
+        job = response.json()["data"]
+        assert job["id"].startswith("imp_") and job["status"] == "completed"
+        assert (job["submitted_count"], job["completed_count"], job["failed_count"]) == (3, 2, 1)
+        grouped = sorted(d for g in job["nameserver_groups"] for d in g["domains"])
+        assert grouped == ["acme.com", "beta.io", "importfail.com"]
+        for group in job["nameserver_groups"]:
+            assert group["nameserver_one"].startswith("ns1.") and group["nameserver_two"]
+        assert job["created_at"].endswith("Z") and job["completed_at"]
+        assert client.get(f"/domains/import/jobs/{job['id']}").json()["data"] == job
+
+        rows = client.get("/domains", params={"category": "inventory"}).json()["data"]
+        acme = next(r for r in rows if r["domain"] == "acme.com")
+        assert acme["id"].startswith("dom_") and acme["status"] == "available"
+        assert acme["source"] == "imported" and "provider" not in acme
+        values = " ".join(r["value"] for r in acme["dns_records"])
+        assert "v=spf1" in values and "v=DKIM1; k=rsa; p=" in values and "v=DMARC1" in values
+        assert {r["type"] for r in acme["dns_records"]} == {"MX", "TXT"}
+        assert client.get(f"/domains/{acme['id']}").json()["data"] == acme
+
+        completed = events_of(client, "domain_import.completed")
+        assert [e["data"]["id"] for e in completed] == [job["id"]]
+        # Importing it again fails that domain: it is already in the inventory.
+        again = client.post("/domains/import", json={"domains": ["acme.com"]}).json()["data"]
+        assert again["status"] == "failed" and again["domains"][0]["reason"]
+        assert [e["data"]["id"] for e in events_of(client, "domain_import.failed")] == [again["id"]]
+    with service.partner() as other:
+        assert other.get(f"/domains/{acme['id']}").status_code == 404
+        assert other.get(f"/domains/import/jobs/{job['id']}").status_code == 404
+
+
+def test_sync_import_without_a_free_dns_account_is_429(service: RunningService) -> None:
+    with service.partner() as client:
+        for names in (["dnsbusy-one.com"], [f"d{i}.com" for i in range(11)]):
+            response = client.post("/domains/import", json={"domains": names})
+            assert response.status_code == 429, response.text
+            error = response.json()["error"]
+            assert error["code"] == "rate_limited"
+            assert error["details"]["reason"] == "dns_account_capacity"
+            assert int(response.headers["Retry-After"]) >= 1
+        assert client.get("/domains/import/jobs").json()["data"] == []
+        bad = client.post("/domains/import", json={"domains": ["not a name"]})
+        assert bad.status_code == 400 and bad.json()["error"]["field"] == "domains[0]"
+
+
+def test_nameservers_not_pointed_until_the_dns_sees_them(service_factory: Any) -> None:
+    clock = ManualClock()
+    service = service_factory(clock=clock)
+    with service.partner() as client:
+        job = client.post("/domains/import", json={"domains": ["nsslow-x.com"]}).json()["data"]
+        assert job["status"] == "action_required"
+        row = client.get("/domains", params={"domain": "nsslow-x.com"}).json()["data"][0]
+        assert row["status"] == "action_required"
+        assert len(events_of(client, "domain_import.action_required")) == 1
+        assert len(events_of(client, "domain.action_required")) == 1
+        clock.advance(61)
+        done = wait_job(client, job["id"], "completed")
+        assert done["status"] == "completed" and done["completed_count"] == 1
+        row = client.get(f"/domains/{row['id']}").json()["data"]
+        assert row["status"] == "available"
+        assert len(events_of(client, "domain_import.completed")) == 1
+
+
+def test_queued_jobs_list_filters_and_pages(service: RunningService) -> None:
+    with service.partner() as client:
+        ids = []
+        for names in (["q1.com", "q2.com"], ["nsnever-q.com"], ["importfail-q.com"]):
+            response = client.post("/domains/import/jobs", json={"domains": names})
+            assert response.status_code == 201, response.text
+            ids.append(response.json()["data"]["id"])
+        first = wait_job(client, ids[0], "completed")
+        assert first["completed_count"] == 2
+        assert wait_job(client, ids[1], "action_required")["status"] == "action_required"
+        assert wait_job(client, ids[2], "failed")["status"] == "failed"
+
+        def listed(**params: Any) -> list[str]:
+            return [
+                j["id"] for j in client.get("/domains/import/jobs", params=params).json()["data"]
+            ]
+
+        assert listed() == ids[::-1]
+        assert listed(status="completed") == [ids[0]]
+        assert listed(status="action_required") == [ids[1]]
+        assert listed(domain="q2.com") == [ids[0]]
+        page = client.get("/domains/import/jobs", params={"per_page": 2}).json()
+        assert page["meta"]["returned"] == 2 and page["links"]["next"]
+        rest = client.get(page["links"]["next"].split("/partner/v1", 1)[-1]).json()
+        assert [j["id"] for j in rest["data"]] == [ids[0]] and rest["links"]["next"] is None
+        assert client.get("/domains/import/jobs", params={"status": "x"}).status_code == 400
+        assert client.get("/domains/import/jobs", params={"per_page": 101}).status_code == 400

@@ -1,0 +1,171 @@
+"""AdminService over a real grpc.aio client, plus the health, reflection and auth every
+internal service shares, and the CLI going through the running server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+from conftest import ServiceFactory
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_support import auth, grpc_service, trailer, with_channel
+
+from partnerapi.v1 import admin_pb2, admin_pb2_grpc
+
+
+def test_health_serving_and_reflection_lists_services(service_factory: ServiceFactory) -> None:
+    service = grpc_service(service_factory)
+
+    async def body(channel: grpc.aio.Channel) -> tuple[object, list[str]]:
+        health = health_pb2_grpc.HealthStub(channel)
+        overall = await health.Check(health_pb2.HealthCheckRequest())
+        admin = await health.Check(health_pb2.HealthCheckRequest(service="partnerapi.v1.AdminService"))
+        assert overall.status == admin.status == health_pb2.HealthCheckResponse.SERVING
+        stream = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+        )
+        names: list[str] = []
+        async for answer in stream:
+            names += [s.name for s in answer.list_services_response.service]
+        return overall, names
+
+    _, names = with_channel(service, body)
+    assert {"partnerapi.v1.AdminService", "partnerapi.v1.AuditService", "grpc.health.v1.Health"} <= set(names)
+
+
+@pytest.mark.parametrize("metadata", [(), (("authorization", "Bearer op_wrong"),)])
+def test_calls_without_the_operator_token_are_refused(
+    service_factory: ServiceFactory, metadata: tuple[tuple[str, str], ...]
+) -> None:
+    service = grpc_service(service_factory)
+
+    async def body(channel: grpc.aio.Channel) -> grpc.aio.AioRpcError:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.CreateOrganization(admin_pb2.CreateOrganizationRequest(name="X"), metadata=metadata)
+        return refused.value
+
+    error = with_channel(service, body)
+    assert error.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert trailer(error, "error-code") == "unauthorized"
+    assert service.container.store.recorder.max_notification_id() in (None, 0)
+
+
+def test_admin_service_runs_every_account_operation(service_factory: ServiceFactory) -> None:
+    service = grpc_service(service_factory, allow_http_webhooks=True)
+    md = auth(service)
+
+    async def body(channel: grpc.aio.Channel) -> dict[str, object]:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        org = await stub.CreateOrganization(
+            admin_pb2.CreateOrganizationRequest(name="Acme", rate_rps=5), metadata=md
+        )
+        fetched = await stub.GetOrganization(admin_pb2.GetOrganizationRequest(org_id=org.id), metadata=md)
+        limited = await stub.SetRateLimit(
+            admin_pb2.SetRateLimitRequest(org_id=org.id, rate_rps=2.5, rate_burst=7), metadata=md
+        )
+        key = await stub.CreateApiKey(
+            admin_pb2.CreateApiKeyRequest(org_id=org.id, environment="test", preset="full"), metadata=md
+        )
+        rotated = await stub.RotateApiKey(admin_pb2.RotateApiKeyRequest(key_id=key.id), metadata=md)
+        revoked = await stub.RevokeApiKey(admin_pb2.RevokeApiKeyRequest(key_id=key.id), metadata=md)
+        keys = await stub.ListApiKeys(admin_pb2.ListApiKeysRequest(org_id=org.id), metadata=md)
+        balance = await stub.CreditWallet(
+            admin_pb2.CreditWalletRequest(org_id=org.id, amount_cents=1500), metadata=md
+        )
+        balance = await stub.CreditWallet(
+            admin_pb2.CreditWalletRequest(org_id=org.id, amount_cents=500), metadata=md
+        )
+        hook = await stub.SetWebhookEndpoint(
+            admin_pb2.SetWebhookEndpointRequest(org_id=org.id, url="http://127.0.0.1:9/hook"), metadata=md
+        )
+        return locals()
+
+    got = with_channel(service, body)
+    org, fetched, limited = got["org"], got["fetched"], got["limited"]
+    assert org.id.startswith("org_") and org.name == "Acme" and org.rate_rps == 5  # type: ignore[attr-defined]
+    assert not org.HasField("rate_burst")  # type: ignore[attr-defined]
+    assert fetched == org
+    assert (limited.rate_rps, limited.rate_burst) == (2.5, 7)  # type: ignore[attr-defined]
+    key, rotated = got["key"], got["rotated"]
+    assert key.secret.startswith("pk_test_") and key.environment == "test"  # type: ignore[attr-defined]
+    assert rotated.replaces == key.id and rotated.preset == "full" and rotated.id != key.id  # type: ignore[attr-defined]
+    assert got["revoked"] == admin_pb2.RevokedApiKey(id=key.id, revoked=True)  # type: ignore[attr-defined]
+    listed = {k.id: k for k in got["keys"].keys}  # type: ignore[attr-defined]
+    assert listed[key.id].HasField("revoked_at") and not listed[rotated.id].HasField("revoked_at")  # type: ignore[attr-defined]
+    assert got["balance"].balance_cents == 2000  # type: ignore[attr-defined]
+    assert got["hook"].url == "http://127.0.0.1:9/hook" and got["hook"].secret.startswith("whsec_")  # type: ignore[attr-defined]
+    # What gRPC did is what partners see over REST: the revoked key fails, the rotated one works.
+    me = service.client(rotated.secret).get("/me")  # type: ignore[attr-defined]
+    assert me.status_code == 200 and me.json()["data"]["partner"]["id"] == org.id  # type: ignore[attr-defined]
+    assert service.client(key.secret).get("/me").status_code == 401  # type: ignore[attr-defined]
+
+
+def test_domain_errors_carry_status_and_stable_code(service_factory: ServiceFactory) -> None:
+    service = grpc_service(service_factory)
+    md = auth(service)
+
+    async def body(channel: grpc.aio.Channel) -> list[grpc.aio.AioRpcError]:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        errors = []
+        for call in (
+            stub.GetOrganization(admin_pb2.GetOrganizationRequest(org_id="org_nope"), metadata=md),
+            stub.CreateOrganization(admin_pb2.CreateOrganizationRequest(name="  "), metadata=md),
+            stub.CreateApiKey(admin_pb2.CreateApiKeyRequest(org_id="org_x", environment="prod", preset="full"), metadata=md),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await call
+            errors.append(failed.value)
+        return errors
+
+    missing, empty, bad_env = with_channel(service, body)
+    assert missing.code() == grpc.StatusCode.NOT_FOUND
+    assert trailer(missing, "error-code") == "not_found" and missing.details().startswith("not_found:")
+    assert empty.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert trailer(empty, "error-code") == "invalid_request" and trailer(empty, "error-field") == "name"
+    assert bad_env.code() == grpc.StatusCode.INVALID_ARGUMENT and trailer(bad_env, "error-field") == "env"
+
+
+CLI = [sys.executable, "-m", "cli.main"]
+
+
+def test_cli_goes_through_the_running_server(service_factory: ServiceFactory, tmp_path: Path) -> None:
+    service = grpc_service(service_factory)
+    settings = service.container.settings
+    # An empty data dir of its own: the org can only reach the server's store through gRPC.
+    env = {
+        **os.environ,
+        "PARTNER_API_DATA_DIR": str(tmp_path / "elsewhere"),
+        "PARTNER_API_DATABASE_URL": "",
+        "PARTNER_API_GRPC_PORT": str(settings.grpc_port),
+        "PARTNER_API_OPERATOR_TOKEN": settings.operator_token,
+    }
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=60)
+
+    done = cli("org", "create", "Remote", "--rate-burst", "9")
+    assert done.returncode == 0, done.stderr
+    org = json.loads(done.stdout)
+    assert org["name"] == "Remote" and org["rate_burst"] == 9 and org["rate_rps"] is None
+    assert service.container.accounts.organization(org["id"]).name == "Remote"
+    made = cli("key", "create", org["id"], "--env", "live", "--preset", "read")
+    assert made.returncode == 0, made.stderr
+    key = json.loads(made.stdout)
+    assert key["secret"].startswith("pk_live_") and key["org_id"] == org["id"]
+    assert httpx.get(f"{service.api}/me", headers={"Authorization": f"Bearer {key['secret']}"}).status_code == 200
+    assert json.loads(cli("wallet", "credit", org["id"], "250").stdout) == {
+        "org_id": org["id"],
+        "balance_cents": 250,
+    }
+    assert json.loads(cli("key", "revoke", key["id"]).stdout) == {"id": key["id"], "revoked": True}
+    failed = cli("key", "revoke", "key_nope")
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr.strip().startswith("partner-api: not_found")

@@ -1,0 +1,33 @@
+"""An imported domain can be named on an order and keeps its dom_ id (issues 4 and 5 together)."""
+
+from __future__ import annotations
+
+from conftest import RunningService
+from test_orders_sandbox import counts, error_of, new_workspace, place
+
+
+def test_imported_domain_named_on_order_keeps_its_id(service: RunningService) -> None:
+    with service.partner() as client:
+        imported = client.post("/domains/import", json={"domains": ["acme-imported.com"]})
+        assert imported.status_code == 201, imported.text
+        service.wait_projections()
+        (row,) = [
+            r
+            for r in client.get("/domains", params={"category": "inventory"}).json()["data"]
+            if r["domain"] == "acme-imported.com"
+        ]
+        workspace = new_workspace(client)
+        body = counts(workspace, a=1, domains=[{"domain": "acme-imported.com", "suite": "suite_a"}])
+        response = place(client, body)
+        assert response.status_code == 201, response.text
+        (domain,) = response.json()["data"]["domains"]
+        assert domain["domain"] == "acme-imported.com"
+        assert domain["id"] == row["id"]
+
+
+def test_never_imported_domain_is_refused(service: RunningService) -> None:
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        body = counts(workspace, a=1, domains=[{"domain": "stranger.com", "suite": "suite_a"}])
+        error = error_of(place(client, body), 409, "domain_not_imported")
+        assert error["field"] == "domains[0].domain"

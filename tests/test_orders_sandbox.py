@@ -1,0 +1,212 @@
+"""Sandbox orders through HTTP: placement, completion at once, errors, idempotency, pending
+actions, cancellation, quotes."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+from conftest import RunningService
+
+from infra.clock import ManualClock
+
+
+def new_workspace(client: httpx.Client, provider: str = "u", **credentials: str) -> str:
+    creds = {"api_key": "key_good", **credentials}
+    response = client.post(
+        "/workspaces",
+        json={"name": "Acme outbound", "provider": provider, "credentials": creds},
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["data"]["workspace_id"])
+
+
+def place(client: httpx.Client, body: dict[str, Any], key: str | None = None) -> httpx.Response:
+    return client.post("/orders", json=body, headers={"Idempotency-Key": key or str(uuid.uuid4())})
+
+
+def counts(workspace: str, a: int = 2, b: int = 0, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"destination": {"workspace_id": workspace}, **extra}
+    if a:
+        body["suite_a"] = {"domains": a, "inboxes_per_domain": 3}
+    if b:
+        body["suite_b"] = {"domains": b, "inboxes_per_domain": 2}
+    return body
+
+
+def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    error: dict[str, Any] = response.json()["error"]
+    assert error["code"] == code, error
+    return error
+
+
+def test_sandbox_order_completes_at_once_with_inboxes_and_dns(service: RunningService) -> None:
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        personas = [{"first_name": "Ann", "last_name": "Lee"}]
+        response = place(client, counts(workspace, a=2, b=1, personas=personas))
+        assert response.status_code == 201, response.text
+        order = response.json()["data"]
+        assert order["id"].startswith("ord_")
+        assert order["status"] == "completed"
+        assert order["destination"]["workspace_id"] == workspace
+        assert order["licenses"] == {"suite_a": 6, "suite_b": 2}
+        assert len(order["domains"]) == 3
+        for domain in order["domains"]:
+            assert domain["id"].startswith("dom_")
+            assert domain["status"] == "active"
+            assert domain["provider"] == domain["suite"]
+            types = {r["type"] for r in domain["dns_records"]}
+            assert {"MX", "TXT"} <= types
+            assert any("DKIM1" in r["value"] for r in domain["dns_records"])
+            assert all(i["address"].endswith("@" + domain["domain"]) for i in domain["inboxes"])
+        first = order["domains"][0]["inboxes"][0]
+        assert first["address"].startswith("ann.lee@")
+        assert first["persona"] == {"first_name": "Ann", "last_name": "Lee"}
+        assert order["price_cents"] == 6 * 450 + 2 * 600 + 3 * 1299
+
+        # Read-your-writes: visible at once, in the list too.
+        fetched = client.get(f"/orders/{order['id']}").json()["data"]
+        assert fetched == order
+        listed = client.get("/orders").json()
+        assert [o["id"] for o in listed["data"]] == [order["id"]]
+        assert listed["data"][0]["status"] == "completed"
+        # Sandbox never bills.
+        wallet = client.get("/wallet").json()["data"]
+        assert wallet["balance_cents"] == 0 and wallet["entries"] == []
+
+
+def test_same_key_same_body_is_the_same_order(service: RunningService) -> None:
+    with service.partner() as client:
+        body = counts(new_workspace(client))
+        first = place(client, body, key="order-1")
+        again = place(client, body, key="order-1")
+        assert again.status_code == 201
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.json()["data"]["id"] == first.json()["data"]["id"]
+        error_of(place(client, counts(body["destination"]["workspace_id"], a=1), "order-1"),
+                 409, "idempotency_conflict")
+        missing = client.post("/orders", json=body)
+        error_of(missing, 400, "idempotency_key_required")
+        assert len(client.get("/orders").json()["data"]) == 1
+
+
+def test_order_validation_errors(service: RunningService) -> None:
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        both = counts(workspace, bundle_id="bun_" + "0" * 32)
+        error_of(place(client, both), 400, "order_shape_conflict")
+        error_of(place(client, {"destination": {"workspace_id": workspace}}), 400,
+                 "order_shape_conflict")
+        unknown = counts(workspace)
+        unknown["destination"]["foo"] = 1
+        assert error_of(place(client, unknown), 400, "invalid_request")["field"] == "destination.foo"
+        error_of(place(client, counts("wrk_" + "1" * 32)), 404, "not_found")
+        premium = counts(workspace, a=1, domains=[{"domain": "premiumname.com", "suite": "suite_a"}])
+        error_of(place(client, premium), 400, "premium_domain_not_supported")
+        foreign = counts(workspace, a=1, domains=[{"domain": "notmine.com", "suite": "suite_a"}])
+        assert error_of(place(client, foreign), 409, "domain_not_imported")["field"] == (
+            "domains[0].domain"
+        )
+        wrong_suite = counts(workspace, a=1, domains=[{"domain": "notmine.com", "suite": "suite_b"}])
+        error_of(place(client, wrong_suite), 400, "domain_count_mismatch")
+        with_client = counts(workspace)
+        with_client["destination"]["client_id"] = 5
+        error_of(place(client, with_client), 400, "invalid_request")
+        login = counts(workspace)
+        login["destination"].update(email="a@b.co", password="pw")
+        error_of(place(client, login), 400, "invalid_request")
+        assert client.get("/orders").json()["data"] == []
+
+
+def test_kind_m_client_and_login_rules(service: RunningService) -> None:
+    with service.partner() as client:
+        workspace = new_workspace(client, "m", label="Main")
+        unknown = counts(workspace)
+        unknown["destination"]["client_id"] = 424242
+        error_of(place(client, unknown), 404, "sequencer_client_not_found")
+        error_of(place(client, counts(workspace, a=0, b=1)), 400,
+                 "provider_login_credentials_required")
+        assert place(client, counts(workspace, a=1)).status_code == 201
+
+
+def test_private_picture_needs_action_then_resolves(service: RunningService) -> None:
+    with service.partner() as client:
+        body = counts(new_workspace(client), a=1, profile_picture_url="http://10.0.0.5/me.png")
+        order = place(client, body).json()["data"]
+        assert order["status"] == "action_required"
+        pending = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
+        assert len(pending) == 1 and pending[0]["id"].startswith("act_")
+        assert pending[0]["status"] == "pending"
+        assert pending[0]["id"] == order["pending_action_id"]
+        resolve = f"/orders/pending/{pending[0]['id']}/resolve"
+        bad = client.post(resolve, json={"profile_picture_url": "https://localhost/x.png"})
+        assert error_of(bad, 400, "invalid_request")["field"] == "profile_picture_url"
+        good = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
+        assert good.status_code == 200, good.text
+        assert good.json()["data"]["status"] == "resolved"
+        assert good.json()["data"]["order"]["status"] == "completed"
+        again = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
+        error_of(again, 409, "order_state_conflict")
+        rows = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
+        assert rows[0]["status"] == "resolved"
+
+
+def test_cancel_after_grace_releases_domains_for_a_new_order(service_factory: Any) -> None:
+    clock = ManualClock()
+    service = service_factory(clock=clock, cancel_grace_seconds=300)
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        order = place(client, counts(workspace, a=1)).json()["data"]
+        name = order["domains"][0]["domain"]
+        reuse = counts(workspace, a=1, domains=[{"domain": name, "suite": "suite_a"}])
+        mismatch = counts(workspace, a=2, domains=[{"domain": name, "suite": "suite_a"}])
+        error_of(place(client, mismatch), 400, "domain_count_mismatch")
+        cancel = client.post(f"/orders/{order['id']}/cancel")
+        assert cancel.status_code == 200, cancel.text
+        assert cancel.json()["data"]["status"] == "cancel_scheduled"
+        error_of(place(client, reuse), 409, "domain_already_in_active_order")
+        error_of(client.post(f"/orders/{order['id']}/cancel"), 409, "order_state_conflict")
+        clock.advance(301)
+        deadline = time.monotonic() + 5
+        while client.get(f"/orders/{order['id']}").json()["data"]["status"] != "cancelled":
+            assert time.monotonic() < deadline, "cancellation was not finalized"
+            time.sleep(0.02)
+        service.wait_projections()
+        again = place(client, reuse)
+        assert again.status_code == 201, again.text
+        assert again.json()["data"]["domains"][0]["source"] == "named"
+        assert again.json()["data"]["price_cents"] == 450 * 3
+
+
+def test_quote_is_free_of_effects_and_open_to_limited_keys(service: RunningService) -> None:
+    org = service.new_org()
+    with service.client(service.new_key(org, "test", "full")) as full:
+        workspace = new_workspace(full)
+    with service.client(service.new_key(org, "test", "limited")) as limited:
+        quote = limited.post("/quotes", json=counts(workspace, a=2))
+        assert quote.status_code == 200, quote.text
+        assert quote.json()["data"]["total_cents"] == 6 * 450 + 2 * 1299
+        error_of(place(limited, counts(workspace)), 403, "forbidden")
+        assert limited.get("/orders").json()["data"] == []
+
+
+def test_order_webhook_events(service: RunningService) -> None:
+    with service.partner() as client:
+        order = place(client, counts(new_workspace(client), a=2)).json()["data"]
+        service.wait_projections()
+        events = client.get("/events", params={"per_page": 100}).json()["data"]
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for event in events:
+            by_type.setdefault(event["type"], []).append(event)
+        assert by_type["order.in_progress"][0]["data"] == {"id": order["id"], "status": "in_progress"}
+        assert by_type["order.completed"][0]["data"] == order
+        connected = by_type["domain.connected"]
+        assert sorted(e["data"]["domain"] for e in connected) == sorted(
+            d["domain"] for d in order["domains"]
+        )
+        assert connected[0]["data"]["order_id"] == order["id"]

@@ -1,0 +1,130 @@
+"""Idempotency (spec 8), strict bodies and size limits (issue 2) through HTTP on a real endpoint."""
+
+from __future__ import annotations
+
+import threading
+
+from conftest import RunningService
+
+WORKSPACE = {"name": "Acme outbound", "provider": "u", "credentials": {"api_key": "ws_key_1"}}
+
+
+def test_missing_idempotency_key(service: RunningService) -> None:
+    with service.partner() as client:
+        response = client.post("/workspaces", json=WORKSPACE)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "idempotency_key_required"
+
+
+def test_same_key_same_body_replays_first_response(service: RunningService) -> None:
+    with service.partner() as client:
+        first = client.post("/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "k-1"})
+        # Same JSON value with other key order and spacing is the same request.
+        reordered = '{"provider":"u","credentials":{"api_key":"ws_key_1"},"name":"Acme outbound"}'
+        again = client.post(
+            "/workspaces",
+            content=reordered,
+            headers={"Idempotency-Key": "k-1", "Content-Type": "application/json"},
+        )
+        assert first.status_code == 201
+        assert again.status_code == first.status_code
+        assert again.json() == first.json()
+        assert again.headers["Service-Request-Id"] != first.headers["Service-Request-Id"]
+        listed = client.get("/workspaces").json()["data"]
+    assert len(listed) == 1
+
+
+def test_same_key_other_body_conflicts(service: RunningService) -> None:
+    with service.partner() as client:
+        client.post("/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "k-2"})
+        other = {**WORKSPACE, "name": "Other"}
+        response = client.post("/workspaces", json=other, headers={"Idempotency-Key": "k-2"})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "idempotency_conflict"
+
+
+def test_keys_are_scoped_per_organization(service: RunningService) -> None:
+    with service.partner() as first, service.partner() as second:
+        a = first.post("/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "shared"})
+        b = second.post("/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "shared"})
+    assert a.status_code == b.status_code == 201
+    assert a.json()["data"]["workspace_id"] != b.json()["data"]["workspace_id"]
+
+
+def test_concurrent_same_key_creates_once(service: RunningService) -> None:
+    results: list[int] = []
+    secret = service.new_key(service.new_org())
+
+    def post() -> None:
+        with service.client(secret) as client:
+            response = client.post(
+                "/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "race"}
+            )
+            results.append(response.status_code)
+
+    threads = [threading.Thread(target=post) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(results) <= {201, 409}
+    with service.client(secret) as client:
+        assert len(client.get("/workspaces").json()["data"]) == 1
+
+
+def test_unknown_property_names_its_field(service: RunningService) -> None:
+    with service.partner() as client:
+        response = client.post(
+            "/workspaces", json={**WORKSPACE, "colour": "blue"}, headers={"Idempotency-Key": "u1"}
+        )
+    error = response.json()["error"]
+    assert response.status_code == 400
+    assert error["code"] == "invalid_request" and error["field"] == "colour"
+
+
+def test_malformed_json_is_400_envelope(service: RunningService) -> None:
+    with service.partner() as client:
+        response = client.post(
+            "/workspaces",
+            content=b"{not json",
+            headers={"Idempotency-Key": "m1", "Content-Type": "application/json"},
+        )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_request"
+
+
+def test_oversized_body_is_413_envelope(service: RunningService) -> None:
+    with service.partner() as client:
+        huge = {**WORKSPACE, "name": "x" * (2 * 1024 * 1024)}
+        response = client.post("/workspaces", json=huge, headers={"Idempotency-Key": "big"})
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["code"] == "payload_too_large"
+    assert error["request_id"] == response.headers["Service-Request-Id"]
+
+
+def test_read_key_cannot_write(service: RunningService) -> None:
+    with service.partner(preset="read") as client:
+        response = client.post("/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "r"})
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden"
+
+
+def test_body_field_paths() -> None:
+    from gateway.rest.errors import body_field
+
+    assert body_field("n", "Expected `int`, got `str`") == "n"
+    assert body_field("credentials", "Object contains unknown field `foo`") == "credentials.foo"
+    assert body_field("data", "Object contains unknown field `zz`") == "zz"
+    assert body_field("data", "Object missing required field `n`") == "n"
+    assert body_field("items[0].api_key", "Expected `str`, got `int`") == "items[0].api_key"
+
+
+def test_wrong_type_names_its_field(service: RunningService) -> None:
+    with service.partner() as client:
+        response = client.post(
+            "/bundles",
+            json={"name": "B", "monthly_sending_volume": "many", "send_on_weekends": False},
+        )
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "monthly_sending_volume"

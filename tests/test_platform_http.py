@@ -1,0 +1,138 @@
+"""Spec 4.1 (GET /me), 5 (auth), 7 (errors), 8 (rate limit) through HTTP against a running app."""
+
+from __future__ import annotations
+
+import uuid
+
+from conftest import RunningService
+
+from infra.clock import ManualClock
+
+
+def _request_id(response) -> str:  # type: ignore[no-untyped-def]
+    value = response.headers["Service-Request-Id"]
+    uuid.UUID(value)
+    return str(value)
+
+
+def test_me_reports_sandbox_key(service: RunningService) -> None:
+    org = service.new_org("Acme Outbound")
+    with service.client(service.new_key(org, "test", "limited")) as client:
+        response = client.get("/me")
+    assert response.status_code == 200
+    _request_id(response)
+    assert response.json()["data"] == {
+        "api_key": {"environment": "test", "permission_preset": "limited"},
+        "partner": {"id": org, "name": "Acme Outbound"},
+    }
+
+
+def test_me_reports_live_key(service: RunningService) -> None:
+    with service.partner(env="live", preset="read") as client:
+        data = client.get("/me").json()["data"]
+    assert data["api_key"] == {"environment": "live", "permission_preset": "read"}
+    assert data["partner"]["id"].startswith("org_")
+
+
+def test_key_secret_format(service: RunningService) -> None:
+    org = service.new_org()
+    live = service.new_key(org, "live")
+    test = service.new_key(org, "test")
+    assert live.startswith("pk_live_") and test.startswith("pk_test_")
+    assert len(live) - len("pk_live_") >= 43  # 32 random bytes, base64url
+
+
+def _assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert error["request_id"] == _request_id(response)
+    assert error["message"]
+    return error  # type: ignore[no-any-return]
+
+
+def test_missing_malformed_unknown_keys_are_401(service: RunningService) -> None:
+    with service.client() as client:
+        _assert_error(client.get("/me"), 401, "unauthorized")
+        _assert_error(client.get("/me", headers={"Authorization": "Basic abc"}), 401, "unauthorized")
+        _assert_error(client.get("/me", headers={"Authorization": "Bearer"}), 401, "unauthorized")
+        bogus = "pk_test_" + "x" * 43
+        _assert_error(client.get("/me", headers={"Authorization": f"Bearer {bogus}"}), 401,
+                      "unauthorized")
+
+
+def test_rotation_and_immediate_revocation(service: RunningService) -> None:
+    org = service.new_org()
+    old = service.container.accounts.create_key(org, "test", "full")
+    new = service.container.accounts.rotate_key(old.id)
+    with service.client(old.secret) as a, service.client(new.secret) as b:
+        assert a.get("/me").status_code == 200
+        assert b.get("/me").status_code == 200
+        service.container.accounts.revoke_key(old.id)
+        _assert_error(a.get("/me"), 401, "unauthorized")
+        assert b.get("/me").status_code == 200
+
+
+def test_unknown_path_and_wrong_method_use_envelope(service: RunningService) -> None:
+    with service.partner() as client:
+        _assert_error(client.get("/no/such/thing"), 404, "not_found")
+        response = client.delete("/me")
+        assert response.status_code == 405
+        assert response.json()["error"]["request_id"] == _request_id(response)
+    with service.client() as anonymous:
+        _assert_error(anonymous.get("/definitely-missing"), 404, "not_found")
+
+
+def test_health_ready_metrics_and_openapi(service: RunningService) -> None:
+    with service.client() as client:
+        assert client.get(service.base_url + "/healthz").json() == {"status": "ok"}
+        ready = client.get(service.base_url + "/readyz")
+        assert ready.status_code == 200 and ready.json()["checks"]["event_store"] == "ok"
+        with service.partner() as partner:
+            partner.get("/me")
+        text = client.get(service.base_url + "/metrics").text
+        assert 'partner_api_requests_total{method="GET",route="/partner/v1/me",status="200"}' in text
+        schema = client.get("/schema/openapi.json").json()
+        assert schema["info"]["version"] == "1.0.0"
+        assert "/partner/v1/me" in schema["paths"]
+        assert client.get("/schema").status_code == 200
+
+
+def test_rate_limit_429_with_retry_after(service_factory) -> None:  # type: ignore[no-untyped-def]
+    clock = ManualClock()
+    service = service_factory(clock=clock)
+    with service.partner(rate_rps=1.0, rate_burst=3) as client:
+        statuses = [client.get("/me") for _ in range(3)]
+        assert [r.status_code for r in statuses] == [200, 200, 200]
+        assert statuses[0].headers["RateLimit-Limit"] == "3"
+        assert statuses[-1].headers["RateLimit-Remaining"] == "0"
+        refused = client.get("/me")
+        error = _assert_error(refused, 429, "rate_limited")
+        assert refused.headers["Retry-After"] == "1"
+        assert error["details"]["retry_after_seconds"] == 1
+        clock.advance(1.0)
+        assert client.get("/me").status_code == 200
+
+
+def test_allowance_shared_by_keys_split_by_environment(service_factory) -> None:  # type: ignore[no-untyped-def]
+    service = service_factory(clock=ManualClock())
+    org = service.new_org(rate_rps=0.001, rate_burst=2)
+    first, second = service.new_key(org, "test"), service.new_key(org, "test")
+    live = service.new_key(org, "live")
+    with service.client(first) as a, service.client(second) as b, service.client(live) as c:
+        assert a.get("/me").status_code == 200
+        assert b.get("/me").status_code == 200
+        assert a.get("/me").status_code == 429
+        assert b.get("/me").status_code == 429
+        assert c.get("/me").status_code == 200  # live counter is separate
+
+
+def test_bad_key_does_not_spend_allowance(service_factory) -> None:  # type: ignore[no-untyped-def]
+    service = service_factory(clock=ManualClock())
+    org = service.new_org(rate_rps=0.001, rate_burst=1)
+    key = service.new_key(org)
+    with service.client("pk_test_" + "y" * 43) as bad:
+        for _ in range(5):
+            assert bad.get("/me").status_code == 401
+    with service.client(key) as good:
+        assert good.get("/me").status_code == 200

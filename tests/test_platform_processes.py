@@ -1,0 +1,131 @@
+"""The CLI and several gateway processes against one store, as an operator runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import free_port
+
+CLI = [sys.executable, "-m", "cli.main"]
+
+
+def cli(env: dict[str, str], *args: str) -> dict:  # type: ignore[type-arg]
+    done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1, done.stdout
+    return json.loads(lines[0])  # type: ignore[no-any-return]
+
+
+def wait_listening(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "server exited"
+        try:
+            if httpx.get(url + "/healthz", timeout=0.5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise AssertionError("server did not come up")
+
+
+@pytest.fixture
+def gateways(service_env: dict[str, str]) -> Iterator[tuple[dict[str, str], list[str]]]:
+    env = {**os.environ, **service_env}
+    processes, urls = [], []
+    for _ in range(2):
+        port = free_port()
+        proc_env = {**env, "PARTNER_API_HTTP_PORT": str(port)}
+        args = [*CLI, "serve", "--role", "gateway"]
+        processes.append(subprocess.Popen(args, env=proc_env, stdout=subprocess.DEVNULL))
+        urls.append(f"http://127.0.0.1:{port}")
+    try:
+        for url, process in zip(urls, processes, strict=True):
+            wait_listening(url, process)
+        yield env, urls
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def test_cli_keys_work_and_revoke_while_server_runs(
+    gateways: tuple[dict[str, str], list[str]],
+) -> None:
+    env, (url, _) = gateways
+    org = cli(env, "org", "create", "Acme")
+    assert org["id"].startswith("org_") and org["name"] == "Acme"
+    key = cli(env, "key", "create", org["id"], "--env", "test", "--preset", "full")
+    assert key["secret"].startswith("pk_test_")
+    headers = {"Authorization": f"Bearer {key['secret']}"}
+    me = httpx.get(f"{url}/partner/v1/me", headers=headers)
+    assert me.status_code == 200 and me.json()["data"]["partner"]["id"] == org["id"]
+    assert cli(env, "key", "revoke", key["id"]) == {"id": key["id"], "revoked": True}
+    assert httpx.get(f"{url}/partner/v1/me", headers=headers).status_code == 401
+
+
+def test_cli_errors_are_one_line_on_stderr(service_env: dict[str, str]) -> None:
+    env = {**os.environ, **service_env}
+    done = subprocess.run(
+        [*CLI, "key", "revoke", "key_nope"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_two_gateway_processes_share_one_allowance(
+    gateways: tuple[dict[str, str], list[str]],
+) -> None:
+    env, urls = gateways
+    org = cli(env, "org", "create", "Shared", "--rate-rps", "0.01", "--rate-burst", "10")
+    key = cli(env, "key", "create", org["id"], "--env", "test", "--preset", "read")
+    headers = {"Authorization": f"Bearer {key['secret']}"}
+    statuses = [
+        httpx.get(f"{urls[i % 2]}/partner/v1/me", headers=headers).status_code for i in range(20)
+    ]
+    assert statuses.count(200) == 10
+    assert statuses.count(429) == 10
+    assert set(statuses[10:]) == {429}
+
+
+def test_embedded_nats_started_and_stopped(tmp_path: Path) -> None:
+    from infra.nats_server import EmbeddedNats
+
+    nats = EmbeddedNats(tmp_path)
+    url = nats.start()
+    try:
+        assert url.startswith("nats://127.0.0.1:") and not url.endswith(":4222")
+        assert (tmp_path / "nats").is_dir()
+    finally:
+        nats.stop()
+    assert nats.process is not None and nats.process.poll() is not None
+
+
+def test_embedded_nats_dies_with_a_killed_service(tmp_path: Path) -> None:
+    script = (
+        "import time, sys; from pathlib import Path; from infra.nats_server import EmbeddedNats;"
+        f"n = EmbeddedNats(Path({str(tmp_path)!r})); n.start(); print(n.process.pid, flush=True);"
+        "time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child_pid = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child_pid}").exists() and time.monotonic() < deadline:
+        status = Path(f"/proc/{child_pid}/status").read_text() if Path(f"/proc/{child_pid}").exists() else ""
+        if "State:\tZ" in status:
+            break
+        time.sleep(0.1)
+    status = Path(f"/proc/{child_pid}/status").read_text() if Path(f"/proc/{child_pid}").exists() else ""
+    assert not status or "State:\tZ" in status

@@ -1,0 +1,130 @@
+"""Read-model follower (exactly once, resumes), idempotency records, page tokens: both stores."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from domain.errors import DomainError
+from gateway.rest.pagination import PageTokens
+from infra.clock import ManualClock
+from infra.settings import Settings
+from projections.api_keys import keys_of
+from projections.follower import tracked_position
+from projections.runner import READ_MODELS_TRACKING, ReadModels
+from runtime.container import Container
+from services.idempotency import IdempotencyStore, fingerprint
+
+
+def test_read_models_apply_each_event_once_and_resume(settings: Settings) -> None:
+    container = Container.build(settings)
+    try:
+        org = container.accounts.create_organization("Acme")["id"]
+        for _ in range(3):
+            container.accounts.create_key(org, "test", "read")
+        container.read_models.catch_up()
+        with container.read_db.read() as cur:
+            assert len(keys_of(cur, org)) == 3
+        head = container.store.recorder.max_notification_id()
+        assert tracked_position(container.read_db, READ_MODELS_TRACKING) == head
+
+        # A restarted runner resumes from its tracked position: nothing applied twice.
+        restarted = ReadModels(container.store, container.read_db)
+        restarted.catch_up()
+        container.accounts.create_key(org, "live", "full")
+        restarted.catch_up()
+        with container.read_db.read() as cur:
+            rows = keys_of(cur, org)
+        assert len(rows) == 4
+        assert len({row["id"] for row in rows}) == 4
+    finally:
+        container.close()
+
+
+def test_two_runners_racing_apply_once(settings: Settings) -> None:
+    container = Container.build(settings)
+    try:
+        org = container.accounts.create_organization("Race")["id"]
+        for _ in range(20):
+            container.accounts.create_key(org, "test", "read")
+        runners = [ReadModels(container.store, container.read_db) for _ in range(2)]
+        errors: list[BaseException] = []
+
+        def run(models: ReadModels) -> None:
+            for _ in range(20):
+                try:
+                    models.catch_up()
+                except Exception as exc:  # a lost race rolls back its whole batch
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(r,)) for r in runners]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        runners[0].catch_up()
+        with container.read_db.read() as cur:
+            assert len(keys_of(cur, org)) == 20
+    finally:
+        container.close()
+
+
+def test_revocation_reaches_read_model(settings: Settings) -> None:
+    container = Container.build(settings)
+    try:
+        org = container.accounts.create_organization("Acme")["id"]
+        key = container.accounts.create_key(org, "test", "full")
+        container.accounts.revoke_key(key.id)
+        container.read_models.catch_up()
+        with container.read_db.read() as cur:
+            (row,) = keys_of(cur, org)
+        assert row["revoked_at"] is not None
+        assert container.accounts.authenticate(key.secret) is None
+    finally:
+        container.close()
+
+
+def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
+    clock = ManualClock()
+    container = Container.build(settings, clock)
+    try:
+        store = container.idempotency
+        body = fingerprint("POST", "/partner/v1/orders", b'{"a": 1, "b": 2}')
+        assert store.begin("org_a:test", "k1", body) is None
+        with pytest.raises(DomainError) as running:
+            store.begin("org_a:test", "k1", body)
+        assert running.value.code == "idempotency_in_progress"
+        store.finish("org_a:test", "k1", 201, b'{"id": "ord_1"}')
+
+        # A new store over the same database (a restart) still remembers the key.
+        again = IdempotencyStore(container.ops_db, clock)
+        same_json = fingerprint("POST", "/partner/v1/orders", b'{"b":2,"a":1}')
+        replay = again.begin("org_a:test", "k1", same_json)
+        assert replay is not None and replay.status == 201 and replay.body == b'{"id": "ord_1"}'
+        other = fingerprint("POST", "/partner/v1/orders", b'{"a": 2}')
+        with pytest.raises(DomainError) as conflict:
+            again.begin("org_a:test", "k1", other)
+        assert conflict.value.code == "idempotency_conflict"
+        assert again.begin("org_a:live", "k1", other) is None  # other environment, other scope
+        clock.advance(24 * 3600 + 1)
+        assert again.begin("org_a:test", "k1", other) is None  # window over: key is new again
+    finally:
+        container.close()
+
+
+def test_page_tokens_are_tamper_evident() -> None:
+    tokens = PageTokens("secret")
+    token = tokens.encode(42, "/partner/v1/bundles", {"status": "active"}, "org_a:test")
+    assert tokens.decode(token, "/partner/v1/bundles", {"status": "active"}, "org_a:test") == 42
+    bad_cases = [
+        (token[:-2] + ("AA" if token[-2:] != "AA" else "BB"), {"status": "active"}, "org_a:test"),
+        (token, {"status": "archived"}, "org_a:test"),
+        (token, {"status": "active"}, "org_b:test"),
+        ("not-a-token", {"status": "active"}, "org_a:test"),
+        (PageTokens("other").encode(42, "/partner/v1/bundles", {}, "org_a:test"), {}, "org_a:test"),
+    ]
+    for forged, filters, tenant in bad_cases:
+        with pytest.raises(DomainError) as error:
+            tokens.decode(forged, "/partner/v1/bundles", filters, tenant)
+        assert error.value.field == "page_token"

@@ -1,0 +1,58 @@
+"""Wallet credits (CLI), live charges, the all-or-nothing purchase, sandbox untouched."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+from conftest import RunningService
+from test_orders_sandbox import error_of
+
+from cli.main import COMMANDS, _load_extensions, build_parser
+
+
+def credit(service: RunningService, org: str, cents: int) -> dict[str, Any]:
+    _load_extensions()
+    args = build_parser().parse_args(["wallet", "credit", org, str(cents)])
+    result: dict[str, Any] = COMMANDS[("wallet", "credit")](args, service.container)
+    json.dumps(result)
+    return result
+
+
+def buy(client: httpx.Client, *names: str, key: str | None = None) -> httpx.Response:
+    body = {"domains": [{"domain": n, "auto_renew": False} for n in names]}
+    return client.post(
+        "/domains/purchase", json=body, headers={"Idempotency-Key": key or str(uuid.uuid4())}
+    )
+
+
+def test_purchase_charges_the_wallet_all_or_nothing(service: RunningService) -> None:
+    org = service.new_org()
+    assert credit(service, org, 2000) == {"org_id": org, "balance_cents": 2000}
+    with service.client(service.new_key(org, "live")) as live:
+        assert live.get("/wallet").json()["data"]["balance_cents"] == 2000
+        refused = buy(live, "alpha-one.com", "alpha-two.com")  # 2 x 1299 > 2000
+        error_of(refused, 402, "insufficient_funds")
+        assert live.get("/wallet").json()["data"]["balance_cents"] == 2000
+        assert live.get("/orders").json()["data"] == []
+        error_of(buy(live, "is-taken.com"), 409, "domains_not_submittable")
+        error_of(buy(live, "premiumx.com"), 400, "premium_domain_not_supported")
+
+        bought = buy(live, "alpha-one.com", key="p1")
+        assert bought.status_code == 201, bought.text
+        order = bought.json()["data"]
+        assert order["type"] == "purchase" and order["status"] == "in_progress"
+        assert order["domains"][0]["provider"] is None
+        assert order["domains"][0]["auto_renew"] is False
+        assert buy(live, "alpha-one.com", key="p1").json()["data"]["id"] == order["id"]
+        wallet = live.get("/wallet").json()["data"]
+        assert wallet["balance_cents"] == 2000 - 1299
+        assert [e["type"] for e in wallet["entries"]] == ["charge", "credit"]
+        assert wallet["entries"][0]["order_id"] == order["id"]
+        assert [o["id"] for o in live.get("/orders").json()["data"]] == [order["id"]]
+
+    with service.client(service.new_key(org, "test")) as sandbox:
+        error_of(buy(sandbox, "beta.com"), 403, "forbidden")
+        assert sandbox.get("/wallet").json()["data"]["balance_cents"] == 0

@@ -1,0 +1,106 @@
+"""Endpoint registration and the events API, without NATS: the event log comes from the
+notification log, so it lists events even when no webhook URL is set."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import RunningService
+
+
+def test_registration_refuses_private_and_plain_http_urls(service: RunningService) -> None:
+    partner = service.partner()
+    for url in (
+        "http://example.com/hook",
+        "https://127.0.0.1/hook",
+        "https://10.1.2.3/hook",
+        "https://169.254.169.254/latest",
+        "https://[::1]/hook",
+        "https://localhost/hook",
+        "ftp://example.com/x",
+        "not a url",
+    ):
+        answer = partner.put("/webhook_endpoint", json={"url": url})
+        assert answer.status_code == 400, url
+        assert answer.json()["error"]["code"] == "invalid_request"
+        assert answer.json()["error"]["field"] == "url"
+    unknown = partner.put("/webhook_endpoint", json={"url": "https://8.8.8.8/", "x": 1})
+    assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "x"
+
+
+def test_secret_is_shown_once_and_rotates(service: RunningService) -> None:
+    partner = service.partner()
+    saved = partner.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
+    assert saved.status_code == 200
+    secret = saved.json()["data"]["secret"]
+    assert secret.startswith("whsec_") and len(secret) >= 38
+    shown = partner.get("/webhook_endpoint").json()["data"]
+    assert shown == {"url": "https://8.8.8.8/hook", "secret_set": True}
+    assert secret not in partner.get("/webhook_endpoint").text
+    rotated = partner.post("/webhook_endpoint/rotate_secret").json()["data"]
+    assert rotated["secret"].startswith("whsec_") and rotated["secret"] != secret
+
+
+def test_read_key_cannot_change_the_endpoint(service: RunningService) -> None:
+    reader = service.partner(preset="read")
+    answer = reader.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "forbidden"
+
+
+def test_events_are_listed_without_a_webhook_url(service: RunningService) -> None:
+    org = service.new_org()
+    test_key = service.client(service.new_key(org, "test"))
+    live_key = service.client(service.new_key(org, "live"))
+    sent = test_key.post("/webhook_endpoint/test")
+    assert sent.status_code == 202
+    event = sent.json()["data"]
+    assert event["id"].startswith("evt_") and event["type"] == "webhook.test"
+    assert event["status"] == "pending" and event["attempts"] == []
+    assert event["resource_id"] == org
+
+    listed = test_key.get("/events").json()
+    assert [e["id"] for e in listed["data"]] == [event["id"]]
+    assert listed["meta"]["returned"] == 1 and listed["links"]["next"] is None
+    assert test_key.get(f"/events/{event['id']}").json()["data"]["id"] == event["id"]
+    # Sandbox and live events never mix, and another tenant's id is not found.
+    assert live_key.get("/events").json()["data"] == []
+    assert live_key.get(f"/events/{event['id']}").status_code == 404
+    other = service.partner()
+    assert other.get(f"/events/{event['id']}").status_code == 404
+    assert other.post(f"/events/{event['id']}/redeliver").status_code == 404
+
+
+def test_event_filters_and_paging(service: RunningService) -> None:
+    partner = service.partner()
+    ids = [partner.post("/webhook_endpoint/test").json()["data"]["id"] for _ in range(3)]
+    first = partner.get("/events", params={"per_page": 2}).json()
+    assert [e["id"] for e in first["data"]] == ids[::-1][:2]
+    second = partner.get(first["links"]["next"].removeprefix("/partner/v1")).json()
+    assert [e["id"] for e in second["data"]] == ids[:1]
+    assert len(partner.get("/events", params={"type": "webhook.test"}).json()["data"]) == 3
+    assert partner.get("/events", params={"type": "order.completed"}).json()["data"] == []
+    assert len(partner.get("/events", params={"status": "pending"}).json()["data"]) == 3
+    assert partner.get("/events", params={"status": "delivered"}).json()["data"] == []
+    bad = partner.get("/events", params={"status": "lost"})
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "status"
+
+
+def test_cli_sets_the_endpoint(service: RunningService, service_env: dict[str, str]) -> None:
+    org = service.new_org()
+    env = {**os.environ, **service_env}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "webhook", "set", org, "https://8.8.4.4/hook"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )
+    printed = json.loads(done.stdout)
+    assert printed["url"] == "https://8.8.4.4/hook" and printed["secret"].startswith("whsec_")
+    partner = service.client(service.new_key(org))
+    assert partner.get("/webhook_endpoint").json()["data"]["url"] == "https://8.8.4.4/hook"
+    refused = subprocess.run(
+        [sys.executable, "-m", "cli.main", "webhook", "set", org, "https://10.0.0.1/"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert refused.returncode != 0 and "invalid_request" in refused.stderr

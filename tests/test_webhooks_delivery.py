@@ -1,0 +1,176 @@
+"""Signed at-least-once delivery through the real NATS to a real HTTP receiver on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import nats
+import pytest
+from conftest import RunningService, ServiceFactory
+from webhook_receiver import Received, Receiver, wait_until
+
+from webhooks.endpoints import endpoints_of
+
+ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+
+
+async def _delete_stream(url: str, name: str) -> None:
+    connection = await nats.connect(url)
+    try:
+        await connection.jetstream().delete_stream(name)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
+    running = service_factory(
+        roles=ROLES,
+        allow_http_webhooks=True,
+        webhook_retry_schedule=(0.2, 0.2, 0.2, 0.2),
+        webhook_timeout_seconds=1.0,
+    )
+    yield running
+    settings = running.container.settings
+    assert settings.nats_url
+    # The machine's NATS outlives the test: leave no per-test stream behind.
+    with contextlib.suppress(Exception):
+        asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    started = Receiver().start()
+    yield started
+    started.stop()
+
+
+def connect(service: RunningService, receiver: Receiver) -> tuple[httpx.Client, str]:
+    partner = service.partner()
+    saved = partner.put("/webhook_endpoint", json={"url": receiver.url})
+    assert saved.status_code == 200, saved.text
+    return partner, saved.json()["data"]["secret"]
+
+
+def event_when(partner: httpx.Client, event_id: str, status: str) -> dict[str, Any]:
+    def check() -> dict[str, Any] | None:
+        event: dict[str, Any] = partner.get(f"/events/{event_id}").json()["data"]
+        return event if event["status"] == status else None
+
+    found: dict[str, Any] = wait_until(check, timeout=30)
+    return found
+
+
+def independently_verified(secret: str, received: Received) -> bool:
+    timestamp = received.headers["Service-Timestamp"]
+    event_id = received.headers["Service-Event-Id"]
+    expected = hmac.new(
+        secret.encode(), f"{timestamp}.{event_id}.".encode() + received.body, hashlib.sha256
+    ).hexdigest()
+    return received.headers["Service-Signature"] == f"v1={expected}"
+
+
+def test_test_event_is_delivered_signed(webhooks: RunningService, receiver: Receiver) -> None:
+    partner, secret = connect(webhooks, receiver)
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+    delivered = event_when(partner, event["id"], "delivered")
+    (got,) = receiver.of_event(event["id"])
+    assert independently_verified(secret, got)
+    assert abs(int(got.headers["Service-Timestamp"]) - time.time()) < 5
+    assert set(got.event) == {"id", "type", "created_at", "data"}
+    assert got.event["id"] == event["id"] and got.event["type"] == "webhook.test"
+    assert got.event["created_at"].endswith("Z")
+    assert [a["status_code"] for a in delivered["attempts"]] == [200]
+    assert delivered["attempts"][0]["succeeded"] is True
+    listed = partner.get("/events", params={"status": "delivered"}).json()["data"]
+    assert [e["id"] for e in listed] == [event["id"]]
+
+
+def test_retries_on_500_keep_the_event_id(webhooks: RunningService, receiver: Receiver) -> None:
+    receiver.respond = lambda got: 500 if len(got) <= 2 else 200
+    partner, secret = connect(webhooks, receiver)
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+    delivered = event_when(partner, event["id"], "delivered")
+    assert [a["status_code"] for a in delivered["attempts"]] == [500, 500, 200]
+    assert [a["error"] for a in delivered["attempts"]] == ["HTTP 500", "HTTP 500", None]
+    got = receiver.of_event(event["id"])
+    assert len(got) == 3 and len({r.body for r in got}) == 1
+    assert all(independently_verified(secret, r) for r in got)
+
+
+def test_receiver_hanging_past_the_timeout_is_retried(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    receiver.respond = lambda got: -1.5 if len(got) == 1 else 200
+    partner, _ = connect(webhooks, receiver)
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+    delivered = event_when(partner, event["id"], "delivered")
+    first, second = delivered["attempts"]
+    assert first["status_code"] is None and "timed out" in first["error"]
+    assert 900 <= first["duration_ms"] < 3000
+    assert second["status_code"] == 200
+
+
+def test_failed_after_five_attempts_then_redelivered(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    receiver.respond = lambda got: 503
+    partner, secret = connect(webhooks, receiver)
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+    failed = event_when(partner, event["id"], "failed")
+    # Five failed attempts; under heavy load one may time out (no status) instead of seeing 503.
+    codes = [a["status_code"] for a in failed["attempts"]]
+    assert len(codes) == 5 and set(codes) <= {503, None} and codes.count(503) >= 4
+    assert partner.get("/events", params={"status": "failed"}).json()["data"][0]["id"] == event["id"]
+
+    receiver.respond = lambda got: 200
+    answer = partner.post(f"/events/{event['id']}/redeliver")
+    assert answer.status_code == 202 and answer.json()["data"]["status"] == "pending"
+    delivered = event_when(partner, event["id"], "delivered")
+    assert len(delivered["attempts"]) == 6
+    got = receiver.of_event(event["id"])
+    assert len(got) == 6 and {r.event["id"] for r in got} == {event["id"]}
+    assert independently_verified(secret, got[-1])
+
+
+def test_rotated_secret_signs_the_next_delivery(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    partner, old = connect(webhooks, receiver)
+    first = partner.post("/webhook_endpoint/test").json()["data"]["id"]
+    event_when(partner, first, "delivered")
+    new = partner.post("/webhook_endpoint/rotate_secret").json()["data"]["secret"]
+    second = partner.post("/webhook_endpoint/test").json()["data"]["id"]
+    event_when(partner, second, "delivered")
+    (got,) = receiver.of_event(second)
+    assert independently_verified(new, got) and not independently_verified(old, got)
+
+
+def test_a_slow_organization_does_not_delay_another(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    slow_receiver = Receiver(respond=lambda got: -3.0).start()
+    try:
+        slow, _ = connect(webhooks, slow_receiver)
+        slow_org = slow.get("/me").json()["data"]["partner"]["id"]
+        for _ in range(60):
+            endpoints_of(webhooks.container).send_test(slow_org, "test")
+        wait_until(lambda: len(slow_receiver.received) >= 1)
+        fast, _ = connect(webhooks, receiver)
+        started = time.monotonic()
+        event = fast.post("/webhook_endpoint/test").json()["data"]
+        wait_until(lambda: receiver.of_event(event["id"]), timeout=5)
+        slow_reached = len(slow_receiver.event_ids())
+        # The slow org's receiver times out (1 s) on each of 60 events, 8 at a time: its first
+        # attempts alone take 7.5 s, and the other organization is not behind them.
+        assert time.monotonic() - started < 2.0
+        assert slow_reached < 60
+    finally:
+        slow_receiver.stop()

@@ -1,0 +1,62 @@
+"""The portal over real HTTP, as a browser uses it: form posts, the session cookie, CSRF."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from conftest import RunningService
+
+
+def browser(service: RunningService) -> httpx.Client:
+    return httpx.Client(base_url=service.base_url, follow_redirects=True, timeout=10.0)
+
+
+def csrf_of(page: str) -> str:
+    match = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+    assert match, page
+    return match.group(1)
+
+
+def test_portal_sign_in_endpoint_secret_test_event_and_redeliver(service: RunningService) -> None:
+    org = service.new_org()
+    key = service.new_key(org, "test", "full")
+    with browser(service) as web:
+        assert 'id="api_key"' in web.get("/portal").text
+        refused = web.post("/portal/login", data={"api_key": service.new_key(org, "test", "read")})
+        assert refused.status_code == 401 and 'id="error"' in refused.text
+        page = web.post("/portal/login", data={"api_key": key})
+        assert page.status_code == 200 and org in page.text
+        csrf = csrf_of(page.text)
+
+        bad = web.post("/portal/endpoint", data={"csrf": csrf, "url": "https://10.0.0.1/"})
+        assert 'id="error"' in bad.text and 'id="secret"' not in bad.text
+        saved = web.post("/portal/endpoint", data={"csrf": csrf, "url": "https://8.8.8.8/hook"})
+        secret = re.search(r'id="secret">(whsec_[^<]+)<', saved.text)
+        assert secret is not None
+        assert secret.group(1) not in web.get("/portal").text  # shown once
+        rotated = web.post("/portal/rotate", data={"csrf": csrf})
+        new = re.search(r'id="secret">(whsec_[^<]+)<', rotated.text)
+        assert new is not None and new.group(1) != secret.group(1)
+
+        listed = web.post("/portal/test", data={"csrf": csrf}).text
+        (event_id,) = re.findall(r'data-id="(evt_[0-9a-f]+)"', listed)
+        api = service.client(key)
+        assert api.get(f"/events/{event_id}").json()["data"]["type"] == "webhook.test"
+        again = web.post(f"/portal/events/{event_id}/redeliver", data={"csrf": csrf})
+        assert event_id in again.text and "pending" in again.text
+
+        # Without the CSRF token a post does nothing; a forged cookie is no session.
+        web.post("/portal/test", data={"csrf": "0" * 64})
+        assert len(api.get("/events").json()["data"]) == 1
+        web.cookies.set("portal_session", "key_x.9999999999.00", path="/portal")
+        assert 'id="api_key"' in web.get("/portal").text
+
+
+def test_revoking_the_key_ends_the_portal_session(service: RunningService) -> None:
+    org = service.new_org()
+    issued = service.container.accounts.create_key(org, "test", "full")
+    with browser(service) as web:
+        assert org in web.post("/portal/login", data={"api_key": issued.secret}).text
+        service.container.accounts.revoke_key(issued.id)
+        assert 'id="api_key"' in web.get("/portal").text
