@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = ["scenario_me", "scenario_availability"]
+SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries"]
 
 
 def main(argv: list[str]) -> int:

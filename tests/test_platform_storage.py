@@ -14,7 +14,7 @@ from projections.api_keys import keys_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
 from runtime.container import Container
-from services.idempotency import IdempotencyStore, fingerprint
+from services.idempotency import Claim, IdempotencyStore, fingerprint
 
 
 def test_read_models_apply_each_event_once_and_resume(settings: Settings) -> None:
@@ -91,7 +91,7 @@ def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
     try:
         store = container.idempotency
         body = fingerprint("POST", "/partner/v1/orders", b'{"a": 1, "b": 2}')
-        assert store.begin("org_a:test", "k1", body) is None
+        assert isinstance(store.begin("org_a:test", "k1", body), Claim)
         with pytest.raises(DomainError) as running:
             store.begin("org_a:test", "k1", body)
         assert running.value.code == "idempotency_in_progress"
@@ -106,9 +106,9 @@ def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
         with pytest.raises(DomainError) as conflict:
             again.begin("org_a:test", "k1", other)
         assert conflict.value.code == "idempotency_conflict"
-        assert again.begin("org_a:live", "k1", other) is None  # other environment, other scope
+        assert isinstance(again.begin("org_a:live", "k1", other), Claim)  # other scope
         clock.advance(24 * 3600 + 1)
-        assert again.begin("org_a:test", "k1", other) is None  # window over: key is new again
+        assert isinstance(again.begin("org_a:test", "k1", other), Claim)  # window over: new key
     finally:
         container.close()
 

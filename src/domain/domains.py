@@ -12,6 +12,13 @@
 | `set_forwarding` (ForwardingUpdated) | any                           | (unchanged)       |
 
 Category: `connected` while on an order (`order_id` set), else `inventory`.
+
+One writer at a time: orders keep the domains they use as items of the Order aggregate (with
+the same `dom_` id). When an order names an imported Domain, the order's item is the domain's
+state while the order holds it (the inventory row follows the order's events, and
+`domain.connected` comes once, from `Order.Completed`); this aggregate then only contributes its
+forwarding URL (`projections.domains`). Orders therefore never call `attach`,
+`mark_connected` or `release`; those moves are for holders that are not orders.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ ACTIVE = "active"
 FAILED = "failed"
 ACTION_REQUIRED = "action_required"
 STATUSES = (AVAILABLE, IN_PROGRESS, ACTIVE, FAILED, ACTION_REQUIRED)
+# The reason of an imported domain waiting for the customer to set our nameservers.
+NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
 
 
 class Domain(Aggregate):

@@ -13,12 +13,22 @@ Every move is an event; the aggregate refuses a move from any state not listed h
 | `resume` (Resumed)                 | `action_required`                        | `in_progress`      |
 | `schedule_cancel` (CancelScheduled)| `in_progress`, `action_required`, `completed` | `cancel_scheduled` |
 | `finalize_cancel` (Cancelled)      | `cancel_scheduled`                       | `cancelled`        |
+| `swap_domain` (DomainSwapped)      | `completed`                              | `completed`        |
+| `detach_warm_domain` (WarmDomainDetached) | any                               | (unchanged)        |
+| `rename_inboxes` (InboxesRenamed)  | `completed`                              | `completed`        |
+| `fail_step` (StepFailed)           | `in_progress`                            | `in_progress`      |
+| `retry_step` (StepRetried)         | `in_progress`                            | `in_progress`      |
+
+`StepFailed` and `StepRetried` come from the fulfillment team (gRPC): a failed step holds the
+order (the worker does not advance it) until it is retried, reported done, or the order fails.
 
 `Placed` is the acceptance itself: the public event is `order.in_progress` (no created event).
 """
 
 from __future__ import annotations
 
+import uuid
+from contextvars import ContextVar
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
@@ -44,13 +54,28 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
     "resume": (ACTION_REQUIRED,),
     "schedule_cancel": (IN_PROGRESS, ACTION_REQUIRED, COMPLETED),
     "finalize_cancel": (CANCEL_SCHEDULED,),
+    "fail_step": (IN_PROGRESS,),
+    "retry_step": (IN_PROGRESS,),
 }
 
 ORDER = "order"
 PURCHASE = "purchase"
 
+# The id the next order placed in this context takes, when the caller fixes it beforehand (an
+# idempotent retry must find the order a crashed first attempt saved, not place a second one).
+PLACEMENT_ID: ContextVar[uuid.UUID | None] = ContextVar("order_placement_id", default=None)
+
 
 class Order(Aggregate):
+    # Set by StepFailed, cleared by StepRetried or StepCompleted; class defaults, so orders
+    # placed before steps could fail read as not held. Internal: not in the partner's view.
+    failed_step: str | None = None
+    step_failure: str | None = None
+
+    @staticmethod
+    def create_id() -> uuid.UUID:
+        return PLACEMENT_ID.get() or uuid.uuid4()
+
     @event("Placed")
     def __init__(
         self,
@@ -93,6 +118,8 @@ class Order(Aggregate):
         self.updated_at = created_at
         self.completed_at: float | None = None
         self.cancelled_at: float | None = None
+        # Old domains a premium swap keeps sending until their `warm_until` (domain/swaps.py).
+        self.warm_domains: list[dict[str, Any]] = []
 
     @property
     def tenant(self) -> str:
@@ -116,6 +143,22 @@ class Order(Aggregate):
         if step in self.steps_done:
             raise DomainError("order_state_conflict", f"Step '{step}' already ran.")
         self._step_completed(step=step, domains=domains, at=at)
+
+    def fail_step(self, step: str, reason: str, at: float) -> None:
+        self._check("fail_step")
+        if step in self.steps_done:
+            raise DomainError("order_state_conflict", f"Step '{step}' already ran.")
+        self._step_failed(step=step, reason=reason, at=at)
+
+    def retry_step(self, step: str, at: float) -> None:
+        self._check("retry_step")
+        if self.failed_step != step:
+            raise DomainError(
+                "order_state_conflict",
+                f"Step '{step}' has not failed.",
+                details={"failed_step": self.failed_step},
+            )
+        self._step_retried(step=step, at=at)
 
     def complete(self, domains: list[dict[str, Any]], at: float) -> None:
         self._check("complete")
@@ -141,6 +184,63 @@ class Order(Aggregate):
         self._check("finalize_cancel")
         self._cancelled(domains=domains, refund_cents=refund_cents, at=at)
 
+    # Swaps (domain/swaps.py) change the domains of a completed order.
+
+    def swap_domain(
+        self,
+        old_domain: str,
+        new_item: dict[str, Any],
+        warm_until: float | None,
+        swap_id: str,
+        at: float,
+    ) -> None:
+        """Put `new_item` where `old_domain` was; the old one is detached now, or kept warm
+        until `warm_until` (premium)."""
+        if self.status != COMPLETED:
+            raise DomainError(
+                "order_state_conflict",
+                f"Only a completed order's domains can be swapped (this one is {self.status}).",
+                details={"status": self.status},
+            )
+        old = self.domain_item(old_domain)
+        domains = [new_item if item is old else item for item in self.domains]
+        warm = list(self.warm_domains)
+        detached = None
+        if warm_until is not None:
+            warm.append({**old, "warm_until": warm_until, "swap_id": swap_id})
+        else:
+            detached = {**old, "status": "available", "inboxes": [], "swap_id": swap_id}
+        self._domain_swapped(
+            domains=domains, warm_domains=warm, detached_domain=detached, swap_id=swap_id, at=at
+        )
+
+    def detach_warm_domain(self, domain: str, at: float) -> None:
+        """The warm period of a premium swap's old domain is over."""
+        found = [item for item in self.warm_domains if item["domain"] == domain]
+        if not found:
+            raise DomainError("conflict", f"{domain} is not kept warm on this order.")
+        warm = [item for item in self.warm_domains if item["domain"] != domain]
+        detached = {**found[0], "status": "available", "inboxes": []}
+        self._warm_domain_detached(warm_domains=warm, detached_domain=detached, at=at)
+
+    def rename_inboxes(self, domain: str, inboxes: list[dict[str, Any]], at: float) -> None:
+        """New personas on one live domain's inboxes (`POST /swaps/user_names`)."""
+        if self.status != COMPLETED:
+            raise DomainError(
+                "order_state_conflict",
+                f"Only a completed order's inboxes can be renamed (this one is {self.status}).",
+                details={"status": self.status},
+            )
+        old = self.domain_item(domain)
+        domains = [{**item, "inboxes": inboxes} if item is old else item for item in self.domains]
+        self._inboxes_renamed(domain=domain, domains=domains, at=at)
+
+    def domain_item(self, domain: str) -> dict[str, Any]:
+        for item in self.domains:
+            if item["domain"] == domain:
+                return item
+        raise DomainError("conflict", f"{domain} is not on this order.")
+
     @property
     def refundable_cents(self) -> int:
         """Money back on failure or cancellation before completion; a completed order was
@@ -155,6 +255,20 @@ class Order(Aggregate):
     def _step_completed(self, *, step: str, domains: list[dict[str, Any]], at: float) -> None:
         self.steps_done = [*self.steps_done, step]
         self.domains = domains
+        self.failed_step = None
+        self.step_failure = None
+        self.updated_at = at
+
+    @event("StepFailed")
+    def _step_failed(self, *, step: str, reason: str, at: float) -> None:
+        self.failed_step = step
+        self.step_failure = reason
+        self.updated_at = at
+
+    @event("StepRetried")
+    def _step_retried(self, *, step: str, at: float) -> None:
+        self.failed_step = None
+        self.step_failure = None
         self.updated_at = at
 
     @event("Completed")
@@ -177,6 +291,8 @@ class Order(Aggregate):
         self.status = ACTION_REQUIRED
         self.pending_action_id = action_id
         self.reason = reason
+        self.failed_step = None  # the step now waits for the partner, not for a retry
+        self.step_failure = None
         self.updated_at = at
 
     @event("Resumed")
@@ -185,6 +301,32 @@ class Order(Aggregate):
         self.profile_picture_url = profile_picture_url
         self.pending_action_id = None
         self.reason = None
+        self.updated_at = at
+
+    @event("DomainSwapped")
+    def _domain_swapped(
+        self,
+        *,
+        domains: list[dict[str, Any]],
+        warm_domains: list[dict[str, Any]],
+        detached_domain: dict[str, Any] | None,
+        swap_id: str,
+        at: float,
+    ) -> None:
+        self.domains = domains
+        self.warm_domains = warm_domains
+        self.updated_at = at
+
+    @event("WarmDomainDetached")
+    def _warm_domain_detached(
+        self, *, warm_domains: list[dict[str, Any]], detached_domain: dict[str, Any], at: float
+    ) -> None:
+        self.warm_domains = warm_domains
+        self.updated_at = at
+
+    @event("InboxesRenamed")
+    def _inboxes_renamed(self, *, domain: str, domains: list[dict[str, Any]], at: float) -> None:
+        self.domains = domains
         self.updated_at = at
 
     @event("CancelScheduled")

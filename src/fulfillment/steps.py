@@ -4,6 +4,11 @@ Each step returns the order's domains as they are after it (or why it cannot go 
 worker records one step per event; sandbox orders run every step in memory at once. Steps
 only compute: the simulated adapters are deterministic per input, so re-running a step
 whose record was lost has no second effect.
+
+Where a step needs partner input it stops with a pending action: `mailboxes` when the
+profile picture cannot be fetched, `dns` (given the clock's `now`) while an imported domain's
+nameservers are not pointed at us (`nameservers_since` on its item: the import's start).
+A bare purchase gets our DNS host's mail records in `register`, since it has no `dns` step.
 """
 
 from __future__ import annotations
@@ -12,10 +17,13 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters import mailboxes
+from adapters import dns, mailboxes
 from domain.orders import PURCHASE, Order
 
 ORDER_STEPS = ("register", "dns", "mailboxes", "sequencer")
+# Pending action kinds a step can open (`POST /orders/pending/{id}/resolve` unblocks them).
+PROFILE_PICTURE = "profile_picture_url"
+NAMESERVERS = "nameservers"
 PURCHASE_STEPS = ("register",)
 
 
@@ -41,6 +49,10 @@ def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
     for item in domains:
         if item["source"] in ("generated", "purchase"):
             item["registered"] = True
+        if order.kind == PURCHASE and not item.get("dns_records"):
+            # A bare purchase has no suite yet: the zone gets our DNS host's records (MX, SPF,
+            # DMARC, DKIM with a fresh key); an order using it later sets its suite's records.
+            item["dns_records"] = dns.mail_records(item["domain"])
     return Outcome(domains)
 
 
@@ -58,7 +70,7 @@ def _mailboxes(order: Order, domains: list[dict[str, Any]]) -> Outcome:
         return Outcome(
             domains,
             action={
-                "kind": "profile_picture_url",
+                "kind": PROFILE_PICTURE,
                 "field": "profile_picture_url",
                 "message": problem + " Resolve with a public https URL.",
                 "details": {"profile_picture_url": order.profile_picture_url},
@@ -89,15 +101,45 @@ def _sequencer(order: Order, domains: list[dict[str, Any]]) -> Outcome:
 _STEPS = {"register": _register, "dns": _dns, "mailboxes": _mailboxes, "sequencer": _sequencer}
 
 
-def run_step(step: str, order: Order) -> Outcome:
-    return _STEPS[step](order, copy.deepcopy(order.domains))
+def awaiting_nameservers(domains: list[dict[str, Any]], now: float) -> list[str]:
+    """Imported domains whose nameservers the customer has not pointed at us yet."""
+    return [
+        item["domain"]
+        for item in domains
+        if item.get("nameservers_since") is not None
+        and not dns.nameservers_pointed(item["domain"], item["nameservers_since"], now)
+    ]
+
+
+def _nameservers_action(names: list[str]) -> dict[str, Any]:
+    return {
+        "kind": NAMESERVERS,
+        "field": "domains",
+        "message": (
+            f"Set the nameservers of {', '.join(names)} at the registrar, then resolve this "
+            "action."
+        ),
+        "details": {"domains": names, "nameserver_groups": dns.nameserver_groups(names)},
+    }
+
+
+def _run(step: str, order: Order, domains: list[dict[str, Any]], now: float | None) -> Outcome:
+    # Our DNS records only count once the zone is delegated to us: wait for the partner.
+    if step == "dns" and now is not None and (waiting := awaiting_nameservers(domains, now)):
+        return Outcome(domains, action=_nameservers_action(waiting))
+    return _STEPS[step](order, copy.deepcopy(domains))
+
+
+def run_step(step: str, order: Order, now: float | None = None) -> Outcome:
+    """One step; `now` (the clock) lets the `dns` step ask whether nameservers are pointed."""
+    return _run(step, order, order.domains, now)
 
 
 def completed_domains(domains: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**item, "status": "active"} for item in domains]
 
 
-def run_all(order: Order) -> Outcome:
+def run_all(order: Order, now: float | None = None) -> Outcome:
     """Every remaining step at once (sandbox): the final domains, or where it stopped."""
     done = list(order.steps_done)
     domains = copy.deepcopy(order.domains)
@@ -106,7 +148,7 @@ def run_all(order: Order) -> Outcome:
             continue
         view = copy.copy(order)
         view.domains = domains
-        outcome = _STEPS[step](view, copy.deepcopy(domains))
+        outcome = _run(step, view, domains, now)
         if outcome.action is not None or outcome.failure is not None:
             return outcome
         domains = outcome.domains

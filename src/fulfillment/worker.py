@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 
 TRACKING = "fulfillment"
 STEP, CANCEL = "step", "cancel"
-_DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled")
+# A failed step (reported by an operator) holds the order until StepRetried.
+_DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled", "Order.StepFailed")
 
 
 class FulfillmentWorker:
@@ -60,6 +61,8 @@ class FulfillmentWorker:
                 self._schedule(cur, order_id, STEP, event.created_at + self.step_seconds)
         elif name in ("Order.StepCompleted", "Order.Resumed"):
             self._schedule(cur, order_id, STEP, event.at + self.step_seconds)
+        elif name == "Order.StepRetried":
+            self._schedule(cur, order_id, STEP, event.at)
         elif name == "Order.CancelScheduled":
             self._schedule(cur, order_id, CANCEL, event.cancel_after)
         elif name in _DROP:
@@ -108,12 +111,12 @@ class FulfillmentWorker:
         others: list[Aggregate] = []
         if job == CANCEL and order.status == CANCEL_SCHEDULED:
             others = finalize_cancel(self.container, order, at)
-        elif job == STEP and order.status == IN_PROGRESS:
+        elif job == STEP and order.status == IN_PROGRESS and order.failed_step is None:
             step = steps.next_step(order)
             if step is None:
                 order.complete(steps.completed_domains(order.domains), at)
             else:
-                outcome = steps.run_step(step, order)
+                outcome = steps.run_step(step, order, at)
                 if outcome.action is None and outcome.failure is None:
                     order.record_step(step, outcome.domains, at)
                 else:

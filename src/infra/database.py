@@ -39,6 +39,10 @@ class Database(Protocol):
         """Context manager yielding a Cursor for reads (no write lock taken)."""
         ...
 
+    def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """One statement in a transaction of its own, returning its rows (RETURNING)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -84,6 +88,12 @@ class SQLiteDatabase:
             conn.commit()
         finally:
             cur.close()
+
+    def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        # In autocommit mode one write statement is its own transaction and takes the write
+        # lock when it starts (waiting on busy_timeout), as BEGIN IMMEDIATE would, without the
+        # two extra round trips of BEGIN and COMMIT.
+        return self._connection().execute(sql, tuple(params)).fetchall()
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -140,6 +150,10 @@ class PostgresDatabase:
     def transaction(self) -> Iterator[Any]:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             yield _PgCursor(cur)
+
+    def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self.transaction() as cur:
+            return cur.execute(sql, params).fetchall()
 
     @contextmanager
     def read(self) -> Iterator[Any]:

@@ -20,6 +20,10 @@ def _schedule(value: str | None) -> tuple[float, ...]:
     return tuple(float(part) for part in value.split(",") if part.strip())
 
 
+def _path(value: str | None) -> Path | None:
+    return Path(value).resolve() if value else None
+
+
 def _secret_file(data_dir: Path, name: str, prefix: str = "") -> str:
     """A secret kept under the data dir, generated on first use (embedded default)."""
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -52,6 +56,10 @@ class Settings:
     poll_interval_seconds: float = 0.05
     secret_key: str = field(default="", repr=False)
     operator_token: str = field(default="", repr=False)
+    # PEM files: cert and key serve gRPC over TLS; a client CA also requires client certificates.
+    grpc_tls_cert: Path | None = None
+    grpc_tls_key: Path | None = None
+    grpc_tls_client_ca: Path | None = None
 
     @property
     def uses_postgres(self) -> bool:
@@ -81,4 +89,7 @@ class Settings:
             secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
             operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
             or _secret_file(data_dir, "operator.token", "op_"),
+            grpc_tls_cert=_path(env.get("PARTNER_API_GRPC_TLS_CERT")),
+            grpc_tls_key=_path(env.get("PARTNER_API_GRPC_TLS_KEY")),
+            grpc_tls_client_ca=_path(env.get("PARTNER_API_GRPC_TLS_CLIENT_CA")),
         )

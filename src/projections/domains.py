@@ -39,6 +39,9 @@ ORDER_EVENTS = (
     "Order.Resumed",
     "Order.CancelScheduled",
     "Order.Cancelled",
+    "Order.DomainSwapped",
+    "Order.WarmDomainDetached",
+    "Order.InboxesRenamed",
 )
 _COLUMNS = (
     "tenant, name, status, category, source, suite, provider, order_id, customer_id, "
@@ -93,10 +96,23 @@ class DomainInventory(ReadModel):
     def _at_version(self, event: Any) -> Any:
         return self.store.repository.get(event.originator_id, version=event.originator_version)
 
+    @staticmethod
+    def _held_by_order(cur: Any, dom_id: str) -> bool:
+        row = cur.execute("SELECT order_id FROM domains WHERE id = ?", (dom_id,)).fetchone()
+        return row is not None and row["order_id"] is not None
+
     @on(*DOMAIN_EVENTS)
     def domain_changed(self, cur: Any, event: Any, position: int) -> None:
         domain: Domain = self._at_version(event)
         dom_id = public_id("dom", domain.id)
+        if domain.order_id is None and self._held_by_order(cur, dom_id):
+            # An order named this imported domain: its row follows the order now, and the
+            # Domain aggregate only contributes what it still owns (forwarding).
+            cur.execute(
+                "UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id = ?",
+                (domain.forwarding_url, domain.updated_at, dom_id),
+            )
+            return
         cur.execute(
             _UPSERT,
             (
@@ -134,7 +150,9 @@ class DomainInventory(ReadModel):
         order: Order = self._at_version(event)
         order_id = public_id("ord", order.id)
         workspace_id = order.destination["workspace_id"] if order.destination else None
-        for index, item in enumerate(order.domains):
+        # A premium swap's old domain stays connected, like the order's own, until detached.
+        held = [*order.domains, *order.warm_domains]
+        for index, item in enumerate(held):
             status, category = _order_item_status(order, item)
             connected = category == "connected"
             source = _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered")
@@ -161,15 +179,46 @@ class DomainInventory(ReadModel):
                     order.updated_at,
                 ),
             )
+        detached = getattr(event, "detached_domain", None)
+        if detached is not None:
+            self._detached(cur, order, detached, position * 1000 + len(held))
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
         if order.kind != PURCHASE and order.status in ACTIVE_STATES:
-            for item in order.domains:
+            for item in held:
                 if item.get("suite"):
                     cur.execute(
                         "INSERT INTO domain_usage (holder, name, suite) VALUES (?, ?, ?) "
                         "ON CONFLICT (holder, name) DO NOTHING",
                         (order_id, item["domain"], item["suite"]),
                     )
+
+
+    @staticmethod
+    def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:
+        """A swap took the domain off the order: inventory again, free of any suite."""
+        cur.execute(
+            _UPSERT,
+            (
+                item["id"],
+                position,
+                order.tenant,
+                item["domain"],
+                "available",
+                "inventory",
+                _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                item.get("forwarding_url"),
+                bool(item.get("auto_renew", True)),
+                None,
+                json.dumps(item.get("dns_records") or []),
+                order.created_at,
+                order.updated_at,
+            ),
+        )
 
 
 def usage_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:

@@ -25,6 +25,9 @@ ORDER_EVENTS = (
     "Order.Resumed",
     "Order.CancelScheduled",
     "Order.Cancelled",
+    "Order.DomainSwapped",
+    "Order.WarmDomainDetached",
+    "Order.InboxesRenamed",
 )
 
 
@@ -64,24 +67,7 @@ class OrderList(ReadModel):
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (order_id, order.tenant, position, order.status, workspace_id, order.kind, doc),
             )
-            for item in order.domains:
-                cur.execute(
-                    "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "
-                    "status, workspace_id, customer_id, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (order_id, domain) DO NOTHING",
-                    (
-                        order_id,
-                        order.tenant,
-                        item["domain"],
-                        item["id"],
-                        item["suite"],
-                        order.kind,
-                        order.status,
-                        workspace_id,
-                        order.customer_id,
-                        position,
-                    ),
-                )
+            self._domain_rows(cur, order, order_id, workspace_id, position)
             return
         cur.execute(
             "UPDATE orders SET status = ?, doc = ? WHERE id = ?", (order.status, doc, order_id)
@@ -89,6 +75,39 @@ class OrderList(ReadModel):
         cur.execute(
             "UPDATE order_domains SET status = ? WHERE order_id = ?", (order.status, order_id)
         )
+        # A swap brings a new domain onto the order and takes the old one off (at once, or
+        # after a premium swap's warm period).
+        if type(event).__qualname__ == "Order.DomainSwapped":
+            self._domain_rows(cur, order, order_id, workspace_id, position)
+        detached = getattr(event, "detached_domain", None)
+        if detached is not None:
+            cur.execute(
+                "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
+                (order_id, detached["domain"]),
+            )
+
+    @staticmethod
+    def _domain_rows(
+        cur: Any, order: Order, order_id: str, workspace_id: str | None, position: int
+    ) -> None:
+        for item in order.domains:
+            cur.execute(
+                "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "
+                "status, workspace_id, customer_id, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (order_id, domain) DO NOTHING",
+                (
+                    order_id,
+                    order.tenant,
+                    item["domain"],
+                    item["id"],
+                    item["suite"],
+                    order.kind,
+                    order.status,
+                    workspace_id,
+                    order.customer_id,
+                    position,
+                ),
+            )
 
     @on("PendingAction.Opened", "PendingAction.Resolved")
     def pending_changed(self, cur: Any, event: Any, position: int) -> None:
@@ -123,7 +142,9 @@ def owned_free_domains(
     cur: Any, tenant: str, workspace_id: str | None, customer_id: str | None
 ) -> list[dict[str, Any]]:
     """Domains this tenant owns that no active order holds: bought by a completed purchase
-    (for this workspace or customer, or for none) or released by a cancelled or failed order."""
+    (for this workspace or customer, or for none) or released by a cancelled order. A domain
+    whose last order failed shows `failed` in the inventory and is never picked on its own;
+    the partner may still name it on an order to try again."""
     rows = cur.execute(
         "SELECT domain, dom_id, kind, status, workspace_id, customer_id FROM order_domains "
         "WHERE tenant = ? ORDER BY position",
@@ -139,7 +160,7 @@ def owned_free_domains(
         latest[row["domain"]] = row
     free = []
     for name, row in latest.items():
-        if name in busy:
+        if name in busy or (row["kind"] == "order" and row["status"] == "failed"):
             continue
         same_customer = customer_id is not None and row["customer_id"] == customer_id
         if row["workspace_id"] in (None, workspace_id) or same_customer:

@@ -7,7 +7,10 @@ from projections.base import ReadModel
 from projections.catalog import CatalogLists
 from projections.domain_jobs import DomainJobs
 from projections.domains import DomainInventory
+from projections.fulfillment_work import FulfillmentWork
 from projections.orders import OrderList
+from projections.pool import PoolReadModel
+from projections.swaps import SwapList
 from webhooks.event_log import WebhookEventLog
 
 
@@ -19,4 +22,7 @@ def all_read_models() -> list[ReadModel]:
         OrderList(),
         DomainInventory(),
         DomainJobs(),
+        PoolReadModel(),
+        FulfillmentWork(),
+        SwapList(),
     ]

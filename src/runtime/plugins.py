@@ -10,6 +10,8 @@ ROLE_MODULES: list[str] = [
     "audit.role",
     "fulfillment.worker",
     "services.domain_worker",
+    "services.pool_worker",
+    "fulfillment.swap_worker",
 ]
 
 

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
+import uvloop
 from litestar import Litestar
 
 from gateway.rest.app import BASE_PATH, create_app
@@ -90,7 +91,10 @@ def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = N
         if GATEWAY in roles and workers > 1:
             _serve_multi(settings, roles, workers)
         else:
-            asyncio.run(_serve_single(settings, roles, clock))
+            # The same loop uvicorn picks for its own runs (loop="uvloop" below): this process
+            # runs the server itself, so it has to choose the loop.
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                runner.run(_serve_single(settings, roles, clock))
     finally:
         if nats:
             nats.stop()

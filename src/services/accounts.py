@@ -153,8 +153,7 @@ class Accounts:
     def _still_valid(self, cached: _CachedKey) -> bool:
         if time.monotonic() - cached.loaded_at > ORG_CACHE_SECONDS:
             return False
-        newer = self.store.recorder.select_events(cached.key_uuid, gt=cached.key_version, limit=1)
-        return not newer
+        return not self.store.has_newer_events(cached.key_uuid, cached.key_version)
 
     def _load_principal(self, secret_hash: str) -> Principal | None:
         key = self.store.find(_key_id_for_hash(secret_hash), ApiKey)

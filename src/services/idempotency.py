@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,12 +14,44 @@ from infra.clock import Clock
 from infra.database import Database
 
 WINDOW_SECONDS = 24 * 3600.0
+# A claim still `running` after this long belongs to a process that died mid-request (no
+# request runs this long): a retry with the same key takes it over instead of waiting 24 h.
+CLAIM_LEASE_SECONDS = 10.0
+_ID_NAMESPACE = uuid.UUID("5b0d6c2e-3f51-4c1e-9a43-4a7c1d2b9e10")
+
+# The claim the current request runs under (scope, key and the claim's creation time).
+_CLAIM: ContextVar[str | None] = ContextVar("idempotency_claim", default=None)
+
+
+def claimed_id(kind: str) -> uuid.UUID | None:
+    """A stable id for what the current idempotent request creates, or None outside one.
+
+    A request taking over a dead process's claim derives the same id, so it finds what the
+    first attempt saved (if it got that far) instead of creating it a second time."""
+    claim = _CLAIM.get()
+    return None if claim is None else uuid.uuid5(_ID_NAMESPACE, f"{kind}\n{claim}")
 
 
 @dataclass(frozen=True)
 class StoredResponse:
     status: int
     body: bytes
+
+
+@dataclass(frozen=True)
+class Claim:
+    """This request holds the key: run it under `claimed()`."""
+
+    scope: str
+    key: str
+    created_at: float
+
+    def enter(self) -> Any:
+        return _CLAIM.set(f"{self.scope}\n{self.key}\n{self.created_at!r}")
+
+    @staticmethod
+    def leave(token: Any) -> None:
+        _CLAIM.reset(token)
 
 
 def fingerprint(method: str, path: str, body: bytes) -> str:
@@ -41,7 +75,7 @@ class IdempotencyStore:
                 "PRIMARY KEY (scope, idem_key))"
             )
 
-    def begin(self, scope: str, key: str, print_: str) -> StoredResponse | None:
+    def begin(self, scope: str, key: str, print_: str) -> StoredResponse | Claim:
         """Claim the key, or return the first response; raise while the first still runs."""
         now = self.clock.now()
         with self.db.transaction() as cur:
@@ -56,12 +90,15 @@ class IdempotencyStore:
                 (scope, key, print_, now),
             ).rowcount
             if claimed:
-                return None
+                return Claim(scope, key, now)
             row = cur.execute(
-                "SELECT fingerprint, state, status, body FROM idempotency_records "
+                "SELECT fingerprint, state, status, body, created_at FROM idempotency_records "
                 "WHERE scope = ? AND idem_key = ?",
                 (scope, key),
             ).fetchone()
+            taken = _take_over(cur, row, scope, key, print_, now) if row is not None else None
+            if taken is not None:
+                return taken
         return _replay(row, print_)
 
     def finish(self, scope: str, key: str, status: int, body: bytes) -> None:
@@ -73,13 +110,35 @@ class IdempotencyStore:
             )
 
     def release(self, scope: str, key: str) -> None:
-        """Forget a claim whose request failed, so the client may retry with the same key."""
+        """Free the claim of a request that failed, so the client may retry with the same key.
+
+        The row stays (as `failed`): a failure after the save (a dropped connection, say) must
+        let the retry derive the same ids and find what was saved rather than save it again."""
         with self.db.transaction() as cur:
             cur.execute(
-                "DELETE FROM idempotency_records WHERE scope = ? AND idem_key = ? "
+                "UPDATE idempotency_records SET state = 'failed' WHERE scope = ? AND idem_key = ? "
                 "AND state = 'running'",
                 (scope, key),
             )
+
+
+def _take_over(
+    cur: Any, row: dict[str, Any], scope: str, key: str, print_: str, now: float
+) -> Claim | None:
+    """A failed attempt's claim, or a running one whose process died, passes to the retry.
+    With the same body it keeps its creation time, so the retry derives the same ids."""
+    same_body = row["fingerprint"] == print_
+    if row["state"] == "failed":
+        started = float(row["created_at"]) if same_body else now
+        moved = cur.execute(
+            "UPDATE idempotency_records SET state = 'running', fingerprint = ?, created_at = ? "
+            "WHERE scope = ? AND idem_key = ? AND state = 'failed'",
+            (print_, started, scope, key),
+        ).rowcount
+        return Claim(scope, key, started) if moved else None
+    if row["state"] == "running" and same_body and row["created_at"] < now - CLAIM_LEASE_SECONDS:
+        return Claim(scope, key, float(row["created_at"]))
+    return None
 
 
 def _replay(row: dict[str, Any] | None, print_: str) -> StoredResponse:

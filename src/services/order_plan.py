@@ -7,16 +7,22 @@ Named domains (`domains`) must be owned by the tenant already: bought with
 (usable_for table of spec 2.5) is `domain_not_usable_for_provider`; one whose purchase has not
 finished or failed is `domains_not_submittable`. Per suite, named domains must number exactly
 the suite's domain count (`domain_count_mismatch`); suites with no named domains are filled from
-free inventory for the same workspace or customer, then with new names the service registers.
+free inventory for the same workspace or customer (never a domain whose last order failed: it
+shows `failed` until the partner names it again), then with new names the service registers.
+The read models answer these checks; the placement lock (`services.domain_claims`) settles
+orders that race for the same name.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from adapters import registrar
+from domain.domains import NAMESERVERS_NOT_POINTED
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import BUSY_STATES, COMPLETED
 from domain.workspaces import Workspace
@@ -24,13 +30,12 @@ from infra.ids import new_id, public_id
 from projections.domains import tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from services.bundles import load_bundle
-from services.pricing import price_of, registration_price, tld_sellable
+from services.pricing import price_of, registration_price
 from services.workspaces import check_client, load_workspace
 
 SUITES = ("suite_a", "suite_b")
 MAX_DOMAINS_PER_SUITE = 100
 MAX_INBOXES_PER_DOMAIN = 50
-DOMAIN_NAME = re.compile(r"^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
 
 @dataclass
@@ -45,10 +50,12 @@ class Plan:
 
 
 def normalize_domain(value: str, field: str) -> str:
-    name = value.strip().lower().rstrip(".")
-    if not DOMAIN_NAME.match(name) or not tld_sellable(name):
+    """The name as the registrar sees it; invalid names and premium ones are refused here."""
+    name = registrar.normalize(value)
+    refusal = registrar.registry_refusal(name)
+    if refusal == registrar.INVALID:
         raise invalid(f"'{value}' is not a valid domain name with a sellable TLD.", field)
-    if name.split(".", 1)[0].startswith("premium"):
+    if refusal == registrar.PREMIUM:
         raise DomainError(
             "premium_domain_not_supported",
             f"{name} is a premium domain; premium names cannot be ordered.",
@@ -191,21 +198,23 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
     return latest
 
 
-def _imported_domain_id(cur: Any, tenant: str, name: str, field: str) -> str:
+def _imported_domain(cur: Any, tenant: str, name: str, field: str) -> dict[str, Any]:
     """A domain imported (or registered) into inventory but never on an order: usable once its
-    setup is done, and it keeps its dom_ id on the order."""
+    setup is done, or while only its nameservers are not pointed yet (the order then waits for
+    them in its `dns` step); it keeps its dom_ id on the order."""
     rows = tenant_rows_by_name(cur, tenant, [name])
     if not rows:
         _check_named([], name, "suite_a", field)  # raises domain_not_imported
-    latest = rows[-1]
-    if latest["status"] != "available":
+    latest: dict[str, Any] = rows[-1]
+    waiting = latest["status"] == "action_required" and latest["reason"] == NAMESERVERS_NOT_POINTED
+    if latest["status"] != "available" and not waiting:
         raise DomainError(
             "domains_not_submittable",
             f"{name} is not ready for an order (its status is {latest['status']}).",
             field=field,
             details={"domains": [name]},
         )
-    return str(latest["id"])
+    return latest
 
 
 def _generated_name(workspace: Workspace) -> str:
@@ -214,7 +223,12 @@ def _generated_name(workspace: Workspace) -> str:
 
 
 def _domains(
-    container: Any, tenant: str, body: dict[str, Any], shape: dict[str, Any], workspace: Workspace
+    container: Any,
+    tenant: str,
+    body: dict[str, Any],
+    shape: dict[str, Any],
+    workspace: Workspace,
+    exclude: Collection[str],
 ) -> list[dict[str, Any]]:
     named = body.get("domains") or []
     items: list[dict[str, Any]] = []
@@ -235,12 +249,16 @@ def _domains(
                     details={"suite": suite, "expected": 0},
                 )
             order_rows = domain_rows(cur, tenant, name)
-            dom_id = (
-                _imported_domain_id(cur, tenant, name, field)
-                if not order_rows
-                else _check_named(order_rows, name, suite, field)["dom_id"]
-            )
-            items.append(new_domain_item(name, suite, "named", 0, dom_id))
+            if order_rows:
+                dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
+                items.append(new_domain_item(name, suite, "named", 0, dom_id))
+                continue
+            imported = _imported_domain(cur, tenant, name, field)
+            item = new_domain_item(name, suite, "named", 0, str(imported["id"]))
+            if imported["status"] == "action_required":
+                # The simulated DNS decides from the import's start when they are pointed.
+                item["nameservers_since"] = imported["created_at"]
+            items.append(item)
         for suite, counts in shape.items():
             given = sum(1 for item in items if item["suite"] == suite)
             if given and given != counts["domains"]:
@@ -253,7 +271,7 @@ def _domains(
         free = owned_free_domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
-    free = [row for row in free if row["domain"] not in seen]
+    free = [row for row in free if row["domain"] not in seen and row["domain"] not in exclude]
     for suite, counts in shape.items():
         missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
         while missing > 0 and free:
@@ -266,10 +284,18 @@ def _domains(
     return items
 
 
-def plan_order(container: Any, org_id: str, environment: str, body: dict[str, Any]) -> Plan:
+def plan_order(
+    container: Any,
+    org_id: str,
+    environment: str,
+    body: dict[str, Any],
+    *,
+    exclude: Collection[str] = (),
+) -> Plan:
+    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile)."""
     shape, bundle_id = _shape(container, org_id, environment, body)
     destination, workspace = _destination(container, org_id, environment, body, shape)
-    domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace)
+    domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace, exclude)
     personas = body.get("personas") or []
     for index, persona in enumerate(personas):
         for key in ("first_name", "last_name"):

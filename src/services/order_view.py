@@ -62,6 +62,11 @@ def order_view(order: Order) -> dict[str, Any]:
         "licenses": licenses,
         "sizing": order.shape,
         "domains": [domain_view(item) for item in order.domains],
+        # Old domains a premium swap keeps sending until `warm_until`, then detaches.
+        "warm_domains": [
+            {**domain_view(item), "warm_until": iso(item["warm_until"]), "swap_id": item["swap_id"]}
+            for item in order.warm_domains
+        ],
         "personas": order.personas,
         "profile_picture_url": order.profile_picture_url,
         "forwarding_url": order.forwarding_url,

@@ -14,15 +14,19 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from adapters.mailboxes import profile_picture_problem
-from domain.errors import NotFound, invalid
-from domain.orders import ORDER, Order
+from domain.errors import DomainError, NotFound, invalid
+from domain.orders import ORDER, PLACEMENT_ID, Order
 from domain.pending_actions import PendingAction
 from fulfillment import steps
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
-from services.order_plan import plan_order
+from services.domain_claims import DomainsHeld, claim_domains
+from services.idempotency import claimed_id
+from services.order_plan import Plan, plan_order
 from services.order_view import order_view, pending_action_view
 from services.wallet import load_wallet, retry_conflicts
+
+PLACEMENT_ATTEMPTS = 3
 
 
 def _save(container: Any, *aggregates: Aggregate) -> None:
@@ -47,8 +51,46 @@ def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[st
     return result
 
 
+def placed_before(container: Any) -> dict[str, Any] | None:
+    """The order an earlier attempt of this idempotent request saved before its process died."""
+    order_id = claimed_id("order")
+    found = container.store.find(order_id, Order) if order_id is not None else None
+    return order_view(found) if isinstance(found, Order) else None
+
+
 def place_order(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    plan = plan_order(container, principal.org_id, principal.environment, body)
+    taken_meanwhile: set[str] = set()
+    for _ in range(PLACEMENT_ATTEMPTS):
+        plan = plan_order(
+            container, principal.org_id, principal.environment, body, exclude=taken_meanwhile
+        )
+        try:
+            return _accept_plan(container, principal, body, plan)
+        except DomainsHeld as held:
+            _refuse_named(plan, held.names)
+            # Another order took inventory picked for this one: pick again without them.
+            taken_meanwhile.update(held.names)
+    raise _in_active_order(sorted(taken_meanwhile)[0], "domains")
+
+
+def _in_active_order(name: str, field: str) -> DomainError:
+    return DomainError(
+        "domain_already_in_active_order",
+        f"{name} is on an order that is still in progress.",
+        field=field,
+    )
+
+
+def _refuse_named(plan: Plan, held: list[str]) -> None:
+    named = [item["domain"] for item in plan.domains if item["source"] == "named"]
+    for index, name in enumerate(named):
+        if name in held:
+            raise _in_active_order(name, f"domains[{index}].domain")
+
+
+def _accept_plan(
+    container: Any, principal: Principal, body: dict[str, Any], plan: Plan
+) -> dict[str, Any]:
     return accept(
         container,
         principal,
@@ -77,20 +119,29 @@ def place_order(container: Any, principal: Principal, body: dict[str, Any]) -> d
 
 def accept(container: Any, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
     """Record the accepted order: live charges the wallet in the same save; sandbox runs every
-    step at once. `build(at, charged_cents)` makes the Order."""
+    step at once. `build(at, charged_cents)` makes the Order. The order takes the placement
+    lock of every domain it did not just make up (DomainsHeld when another order in progress
+    holds one)."""
 
     def run() -> dict[str, Any]:
+        if (placed := placed_before(container)) is not None:
+            return placed  # a concurrent retry of the same request saved it first
         at = container.clock.now()
         live = principal.environment == "live"
-        order: Order = build(at, price_cents if live else 0)
-        aggregates: list[Aggregate] = [order]
+        token = PLACEMENT_ID.set(claimed_id("order"))
+        try:
+            order: Order = build(at, price_cents if live else 0)
+        finally:
+            PLACEMENT_ID.reset(token)
+        owned = [item["domain"] for item in order.domains if item["source"] != "generated"]
+        aggregates: list[Aggregate] = [order, *claim_domains(container, order, owned, at)]
         if live:
             wallet = load_wallet(container, principal.org_id, "live")
             description = f"{order.kind.capitalize()} {public_id('ord', order.id)}"
             wallet.charge(price_cents, public_id("ord", order.id), description, at)
             aggregates.append(wallet)
         else:
-            aggregates += apply_outcome(container, order, steps.run_all(order), at)
+            aggregates += apply_outcome(container, order, steps.run_all(order, at), at)
         _save(container, *aggregates)
         return order_view(order)
 
@@ -177,25 +228,50 @@ def load_action(container: Any, principal: Principal, action_id: str) -> Pending
 def resolve_action(
     container: Any, principal: Principal, action_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
+    """Unblock an order: a new public `profile_picture_url`, or (kind `nameservers`, empty
+    body) the partner's word that the nameservers are set, which the DNS must confirm."""
     url = body.get("profile_picture_url")
-    if url is None:
-        raise invalid(
-            "Send the profile_picture_url that replaces the rejected one.", "profile_picture_url"
-        )
-    problem = profile_picture_problem(url)
-    if problem is not None:
+    if url is not None and (problem := profile_picture_problem(url)) is not None:
         raise invalid(problem, "profile_picture_url")
 
     def run() -> dict[str, Any]:
         action = load_action(container, principal, action_id)
         order = load_order(container, principal, action.order_id)
         at = container.clock.now()
-        action.resolve({"profile_picture_url": url}, at)
-        order.resume(url, at)
+        if action.kind == steps.NAMESERVERS:
+            action.resolve({"nameservers_pointed": _pointed(order, action, at)}, at)
+            order.resume(order.profile_picture_url, at)
+        else:
+            if url is None:
+                raise invalid(
+                    "Send the profile_picture_url that replaces the rejected one.",
+                    "profile_picture_url",
+                )
+            action.resolve({"profile_picture_url": url}, at)
+            order.resume(url, at)
         aggregates: list[Aggregate] = [action, order]
         if order.environment == "test":
-            aggregates += apply_outcome(container, order, steps.run_all(order), at)
+            aggregates += apply_outcome(container, order, steps.run_all(order, at), at)
         _save(container, *aggregates)
         return {**pending_action_view(action), "order": order_view(order)}
 
     return retry_conflicts(run)
+
+
+def _pointed(order: Order, action: PendingAction, at: float) -> list[str]:
+    """The domains of a nameservers action, once the DNS sees every one of them pointed."""
+    if action.status != "pending":
+        return []  # resolve() refuses it with order_state_conflict
+    waiting = steps.awaiting_nameservers(order.domains, at)
+    if waiting:
+        raise DomainError(
+            "domains_not_submittable",
+            f"The nameservers of {', '.join(waiting)} are not pointed at us yet.",
+            field="domains",
+            details={
+                "domains": waiting,
+                "reason": "nameservers_not_pointed",
+                "nameserver_groups": action.details.get("nameserver_groups", []),
+            },
+        )
+    return list(action.details.get("domains", []))

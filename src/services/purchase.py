@@ -17,6 +17,7 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.orders import PURCHASE, Order
 from projections.orders import domain_rows
 from services.accounts import Principal
+from services.domain_claims import DomainsHeld
 from services.order_plan import new_domain_item, normalize_domain
 from services.orders import accept
 from services.pricing import price_of, registration_price
@@ -71,6 +72,25 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
             details={"domains": refused},
         )
     price = price_of({}, items)
+    try:
+        return _accept(container, principal, destination, customer_id, items, price)
+    except DomainsHeld as held:  # a concurrent purchase or order took them first
+        raise DomainError(
+            "domains_not_submittable",
+            "Some domains cannot be bought; nothing was purchased.",
+            field="domains",
+            details={"domains": [{"domain": n, "reason": "already_owned"} for n in held.names]},
+        ) from None
+
+
+def _accept(
+    container: Any,
+    principal: Principal,
+    destination: dict[str, Any] | None,
+    customer_id: str | None,
+    items: list[dict[str, Any]],
+    price: dict[str, Any],
+) -> dict[str, Any]:
     return accept(
         container,
         principal,

@@ -48,9 +48,7 @@ class RateLimiter:
         now = self.clock.now()
         refill = (burst, now, rate)
         params = (bucket, burst - 1, now, *refill, *refill, *refill, *refill, now)
-        with self.db.transaction() as cur:
-            row = cur.execute(self._spend, params).fetchone()
-        assert row is not None
+        row = self.db.statement(self._spend, params)[0]
         tokens, allowed = float(row["tokens"]), bool(row["allowed"])
         missing = max(0.0, 1.0 - tokens)
         return RateDecision(

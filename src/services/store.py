@@ -6,6 +6,7 @@ PostgreSQL when a database URL is configured).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +52,9 @@ class EventStore(Application[UUID]):
         super().__init__(env)
         self._listeners: list[Callable[[int], None]] = []
         self._listeners_lock = threading.Lock()
+        self._sqlite_path: str | None = self.env.get("SQLITE_DBNAME")
+        self._probes = threading.local()
+        self._probe_connections: list[sqlite3.Connection] = []
 
     def on_saved(self, listener: Callable[[int], None]) -> None:
         """Called with the last notification id after each save in this process.
@@ -80,3 +84,38 @@ class EventStore(Application[UUID]):
         except AggregateNotFoundError:
             return None
         return found if isinstance(found, kind) else None
+
+    def has_newer_events(self, aggregate_id: UUID, version: int) -> bool:
+        """Whether the aggregate has an event after `version`: one indexed read.
+
+        Asked on every authenticated request, so on SQLite it runs on a plain autocommit
+        connection: eventsourcing's pooled, explicitly begun and rolled back read costs about
+        fifteen times more, which showed as a third of the gateway's time per request.
+        """
+        if self._sqlite_path is None:
+            return bool(self.recorder.select_events(aggregate_id, gt=version, limit=1))
+        rows = self._probe().execute(
+            "SELECT 1 FROM stored_events WHERE originator_id = ? AND originator_version > ? "
+            "LIMIT 1",
+            (aggregate_id.hex, version),
+        ).fetchall()
+        return bool(rows)
+
+    def _probe(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._probes, "conn", None)
+        if conn is None:
+            assert self._sqlite_path is not None
+            conn = sqlite3.connect(
+                self._sqlite_path, isolation_level=None, timeout=30.0, check_same_thread=False
+            )
+            self._probes.conn = conn
+            with self._listeners_lock:
+                self._probe_connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._listeners_lock:
+            for conn in self._probe_connections:
+                conn.close()
+            self._probe_connections.clear()
+        super().close()

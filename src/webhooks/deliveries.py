@@ -93,47 +93,59 @@ class Outcome:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
+def record_attempts(
+    db: Database, outcomes: Sequence[tuple[str, Outcome]], schedule: Sequence[float], now: float
+) -> list[str]:
+    """Store each attempt and move its delivery on, all in one transaction (the dispatcher
+    groups the attempts that finish together); returns the new statuses in order."""
+    with db.transaction() as cur:
+        return [_record(cur, event_id, outcome, schedule, now) for event_id, outcome in outcomes]
+
+
 def record_attempt(
     db: Database, event_id: str, outcome: Outcome, schedule: Sequence[float], now: float
 ) -> str:
     """Store the attempt and move the delivery on; returns the new status."""
-    with db.transaction() as cur:
-        row = cur.execute(
-            "SELECT attempts, round_attempts FROM webhook_deliveries WHERE event_id = ?",
-            (event_id,),
-        ).fetchone()
-        if row is None:
-            return "pending"
-        number = int(row["attempts"]) + 1
-        in_round = int(row["round_attempts"]) + 1
-        cur.execute(
-            "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
-            "duration_ms, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                event_id,
-                number,
-                outcome.attempted_at,
-                outcome.status_code,
-                outcome.error,
-                round(outcome.duration_ms, 3),
-                outcome.succeeded,
-            ),
-        )
-        next_at: float | None = None
-        delivered_at: float | None = None
-        if outcome.succeeded:
-            status, delivered_at = "delivered", now
-        elif in_round >= attempts_allowed(schedule):
-            status = "failed"
-        else:
-            status = "pending"
-            next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
-        cur.execute(
-            "UPDATE webhook_deliveries SET status = ?, attempts = ?, round_attempts = ?, "
-            "next_attempt_at = ?, claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), "
-            "updated_at = ? WHERE event_id = ?",
-            (status, number, in_round, next_at, delivered_at, now, event_id),
-        )
+    return record_attempts(db, [(event_id, outcome)], schedule, now)[0]
+
+
+def _record(cur: Any, event_id: str, outcome: Outcome, schedule: Sequence[float], now: float) -> str:
+    row = cur.execute(
+        "SELECT attempts, round_attempts FROM webhook_deliveries WHERE event_id = ?",
+        (event_id,),
+    ).fetchone()
+    if row is None:
+        return "pending"
+    number = int(row["attempts"]) + 1
+    in_round = int(row["round_attempts"]) + 1
+    cur.execute(
+        "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
+        "duration_ms, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            event_id,
+            number,
+            outcome.attempted_at,
+            outcome.status_code,
+            outcome.error,
+            round(outcome.duration_ms, 3),
+            outcome.succeeded,
+        ),
+    )
+    next_at: float | None = None
+    delivered_at: float | None = None
+    if outcome.succeeded:
+        status, delivered_at = "delivered", now
+    elif in_round >= attempts_allowed(schedule):
+        status = "failed"
+    else:
+        status = "pending"
+        next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
+    cur.execute(
+        "UPDATE webhook_deliveries SET status = ?, attempts = ?, round_attempts = ?, "
+        "next_attempt_at = ?, claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), "
+        "updated_at = ? WHERE event_id = ?",
+        (status, number, in_round, next_at, delivered_at, now, event_id),
+    )
     return status
 
 

@@ -10,6 +10,7 @@ own small concurrency allowance, so a slow or failing receiver only ever waits o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -26,7 +27,7 @@ from domain.organizations import Organization
 from gateway.rest import metrics
 from infra.ids import parse_id
 from runtime.container import Container
-from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempt, release
+from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempts, release
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.signing import signed_headers
 from webhooks.stream import connect, ensure_stream, subject_root
@@ -38,6 +39,9 @@ PER_ORG_CONCURRENCY = 8
 TOTAL_CONCURRENCY = 256
 FETCH_BATCH = 256
 USER_AGENT = "partner-api-webhooks/1"
+# Only these organization events change where and how deliveries go; others (a test event
+# request, a rate-limit change) leave a cached endpoint valid.
+ENDPOINT_EVENTS = ("Organization.WebhookEndpointSet", "Organization.WebhookSecretRotated")
 
 
 class WebhookDispatcher:
@@ -58,6 +62,8 @@ class WebhookDispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
+        self._outcomes: list[tuple[str, Outcome, asyncio.Future[str]]] = []
+        self._writer: asyncio.Task[None] | None = None
         self._nc: Any = None
         self._client: httpx.AsyncClient | None = None
 
@@ -92,9 +98,12 @@ class WebhookDispatcher:
         ]
 
     async def stop(self) -> None:
+        # Deliveries first, so the attempts they finished are still written by the writer.
         for task in [*self._loops, *self._tasks]:
             task.cancel()
         await asyncio.gather(*self._loops, *self._tasks, return_exceptions=True)
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
         for event_id in list(self._in_flight):
             await anyio.to_thread.run_sync(release, self.db, event_id)
         if self._client is not None:
@@ -114,22 +123,36 @@ class WebhookDispatcher:
                 log.exception("webhook intake fetch failed; retrying")
                 await asyncio.sleep(1.0)
                 continue
-            items: list[Due] = []
-            tenants: list[str] = []
-            for message in messages:
-                body = json.loads(message.data)
-                envelope = body["envelope"]
-                items.append(
-                    Due(envelope["id"], body["org_id"], json.dumps(envelope, separators=(",", ":")))
-                )
-                tenants.append(f"{body['org_id']}:{body['environment']}")
-            new = await anyio.to_thread.run_sync(
-                enqueue, self.db, items, tenants, self.container.clock.now(), self.lease
+            try:
+                await self._take_in(messages)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A dropped database connection or NATS gone mid-ack must not end the intake:
+                # what is not acked comes back from JetStream, and enqueue ignores repeats.
+                log.exception("webhook intake of %d messages failed; retrying", len(messages))
+                for message in messages:
+                    with contextlib.suppress(Exception):
+                        await message.nak(delay=1.0)
+                await asyncio.sleep(1.0)
+
+    async def _take_in(self, messages: list[Any]) -> None:
+        items: list[Due] = []
+        tenants: list[str] = []
+        for message in messages:
+            body = json.loads(message.data)
+            envelope = body["envelope"]
+            items.append(
+                Due(envelope["id"], body["org_id"], json.dumps(envelope, separators=(",", ":")))
             )
-            for message in messages:
-                await message.ack()
-            for due in new:
-                self._spawn(due)
+            tenants.append(f"{body['org_id']}:{body['environment']}")
+        new = await anyio.to_thread.run_sync(
+            enqueue, self.db, items, tenants, self.container.clock.now(), self.lease
+        )
+        for message in messages:
+            await message.ack()
+        for due in new:
+            self._spawn(due)
 
     async def _poll_due(self) -> None:
         interval = min(0.25, max(self.settings.poll_interval_seconds, 0.02))
@@ -159,14 +182,7 @@ class WebhookDispatcher:
         try:
             async with self._org_slots[due.org_id], self._slots:
                 outcome = await self._attempt(due)
-            status = await anyio.to_thread.run_sync(
-                record_attempt,
-                self.db,
-                due.event_id,
-                outcome,
-                self.settings.webhook_retry_schedule,
-                self.container.clock.now(),
-            )
+            status = await self._record(due.event_id, outcome)
             metrics.WEBHOOK_ATTEMPTS.labels("success" if outcome.succeeded else "failure").inc()
             if status == "failed":
                 log.warning("webhook %s failed after its last attempt", due.event_id)
@@ -185,12 +201,9 @@ class WebhookDispatcher:
             elapsed = (time.perf_counter() - started) * 1000
             return Outcome(attempted_at, elapsed, status_code, error)
 
-        endpoint = await anyio.to_thread.run_sync(self._endpoint, due.org_id)
+        endpoint, refusal = await anyio.to_thread.run_sync(self._target, due.org_id)
         if endpoint is None:
             return done(None, "no webhook endpoint registered")
-        refusal = await anyio.to_thread.run_sync(
-            connect_refusal, endpoint.url, self.settings.allow_http_webhooks
-        )
         if refusal is not None:
             return done(None, f"refused: {refusal}")
         body = due.payload.encode()
@@ -210,15 +223,54 @@ class WebhookDispatcher:
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
         return done(response.status_code, error)
 
+    async def _record(self, event_id: str, outcome: Outcome) -> str:
+        """Store the attempt; attempts finishing while a write is on its way share the next
+        transaction (one commit per batch instead of one per delivery)."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._outcomes.append((event_id, outcome, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_outcomes(), name="webhook-attempts")
+        return await future
+
+    async def _write_outcomes(self) -> None:
+        while self._outcomes:
+            batch, self._outcomes = self._outcomes, []
+            try:
+                statuses = await anyio.to_thread.run_sync(
+                    record_attempts,
+                    self.db,
+                    [(event_id, outcome) for event_id, outcome, _ in batch],
+                    self.settings.webhook_retry_schedule,
+                    self.container.clock.now(),
+                )
+            except Exception as exc:  # each waiting delivery logs it; their leases expire
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, _, future), status in zip(batch, statuses, strict=True):
+                if not future.done():
+                    future.set_result(status)
+
+    def _target(self, org_id: str) -> tuple[Endpoint | None, str | None]:
+        """The endpoint and, checked again at connect time, why its address is refused."""
+        endpoint = self._endpoint(org_id)
+        if endpoint is None:
+            return None, None
+        return endpoint, connect_refusal(endpoint.url, self.settings.allow_http_webhooks)
+
     def _endpoint(self, org_id: str) -> Endpoint | None:
-        """The org's endpoint, cached until the organization records a newer event."""
+        """The org's endpoint, cached until the organization changes its endpoint."""
         org_uuid: UUID | None = parse_id("org", org_id)
         if org_uuid is None:
             return None
         cached = self._endpoints.get(org_id)
         if cached is not None:
-            newer = self.container.store.recorder.select_events(org_uuid, gt=cached[1], limit=1)
-            if not newer:
+            if not self.container.store.has_newer_events(org_uuid, cached[1]):
+                return cached[0]
+            newer = self.container.store.recorder.select_events(org_uuid, gt=cached[1])
+            if newer and not any(e.topic.endswith(ENDPOINT_EVENTS) for e in newer):
+                self._endpoints[org_id] = (cached[0], newer[-1].originator_version)
                 return cached[0]
         org = self.container.store.find(org_uuid, Organization)
         if org is None:

@@ -8,6 +8,8 @@ MAPPER_MODULES: list[str] = [
     "webhooks.test_event",
     "webhooks.order_events",
     "webhooks.domain_events",
+    "webhooks.pool_events",
+    "webhooks.swap_events",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Public `order.*` events (and `domain.connected` when an order's domains go live).
+"""Public `order.*` events (and `domain.connected` when an order's domains go live,
+`domain.action_required` for each domain an order waits on for its nameservers).
 
 `order.in_progress` carries `{id, status}`; `order.completed` the full order as
 `GET /orders/{id}` answers it; the others the order's id, status and what changed.
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.domains import NAMESERVERS_NOT_POINTED
 from domain.orders import PURCHASE, Order
+from domain.pending_actions import PendingAction
+from fulfillment.steps import NAMESERVERS
 from infra.clock import iso
-from infra.ids import public_id
+from infra.ids import parse_id, public_id
 from services.order_view import domain_view, order_view
 from services.store import EventStore
 from webhooks.public_events import PublicEvent, maps
@@ -84,7 +88,43 @@ def failed(event: Any, store: EventStore) -> list[PublicEvent]:
 def action_required(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(order, pending_action_id=order.pending_action_id, reason=order.reason)
-    return [_event(order, "order.action_required", data, event.at)]
+    events = [_event(order, "order.action_required", data, event.at)]
+    action = store.find(parse_id("act", event.action_id), PendingAction)
+    if isinstance(action, PendingAction) and action.kind == NAMESERVERS:
+        # Each domain waiting for its nameservers needs the partner too (spec 6).
+        events += _domains_waiting(order, action, event.at)
+    return events
+
+
+def _domains_waiting(order: Order, action: PendingAction, at: float) -> list[PublicEvent]:
+    waiting = set(action.details["domains"])
+    groups = action.details.get("nameserver_groups", [])
+    events = []
+    for item in order.domains:
+        if item["domain"] not in waiting:
+            continue
+        data = {
+            **domain_view(item),
+            "status": "action_required",
+            "category": "connected",
+            "reason": NAMESERVERS_NOT_POINTED,
+            "order_id": public_id("ord", order.id),
+            "customer_id": order.customer_id,
+            "usable_for": usable_for(item["suite"]),
+            "pending_action_id": public_id("act", action.id),
+            "nameservers": [g for g in groups if item["domain"] in g["domains"]],
+        }
+        events.append(
+            PublicEvent(
+                type="domain.action_required",
+                org_id=order.org_id,
+                environment=order.environment,
+                resource_id=item["id"],
+                data=data,
+                created_at=at,
+            )
+        )
+    return events
 
 
 @maps("Order.CancelScheduled")

@@ -1,7 +1,8 @@
-"""One interceptor for every internal service: the operator token, then error mapping.
+"""One interceptor for every internal service: the caller's credentials, then error mapping.
 
 Health and reflection stay open, as probes and `grpcurl list` expect; every other method needs
-metadata `authorization: Bearer <operator token>`.
+metadata `authorization: Bearer <operator token>` or, when the server requires client
+certificates (mutual TLS), a certificate the configured client CA signed.
 """
 
 from __future__ import annotations
@@ -29,9 +30,17 @@ def metadata_value(metadata: Any, key: str) -> str | None:
     return None
 
 
+def certificate_name(context: Any) -> str | None:
+    """The common name of the client certificate the TLS handshake verified, if any."""
+    auth = context.auth_context() or {}
+    names = auth.get("x509_common_name") or auth.get("x509_subject_alternative_name") or ()
+    return names[0].decode() if names else None
+
+
 def operator_of(context: Any) -> str:
-    """Who is acting, recorded on the events an operator causes (`x-operator` metadata)."""
-    name = metadata_value(context.invocation_metadata(), OPERATOR_KEY)
+    """Who is acting, recorded on the events an operator causes: `x-operator` metadata, else
+    the client certificate's common name."""
+    name = metadata_value(context.invocation_metadata(), OPERATOR_KEY) or certificate_name(context)
     return (name or "operator").strip()[:200] or "operator"
 
 
@@ -52,8 +61,10 @@ UNAUTHORIZED = DomainError("unauthorized", "Missing or invalid operator token.")
 
 
 class OperatorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, *, trust_client_certificates: bool = False) -> None:
         self._expected = f"Bearer {token}".encode()
+        # Only set when the handshake itself requires and verifies client certificates.
+        self._trust_certificates = trust_client_certificates
 
     def _authorized(self, metadata: Any) -> bool:
         presented = metadata_value(metadata, "authorization") or ""
@@ -65,7 +76,12 @@ class OperatorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None or details.method.startswith(OPEN_SERVICES):
             return handler
-        authorized = self._authorized(details.invocation_metadata)
+        by_token = self._authorized(details.invocation_metadata)
+        trust = self._trust_certificates
+
+        def authorized(context: Any) -> bool:
+            return by_token or (trust and certificate_name(context) is not None)
+
         method = details.method
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
@@ -82,9 +98,12 @@ class OperatorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return handler  # client streaming is not offered by any internal service
 
 
-def _guard_unary(inner: Any, authorized: bool, method: str) -> Any:
+Check = Callable[[Any], bool]
+
+
+def _guard_unary(inner: Any, authorized: Check, method: str) -> Any:
     async def behavior(request: Any, context: Any) -> Any:
-        if not authorized:
+        if not authorized(context):
             await _fail(context, UNAUTHORIZED)
         try:
             return await inner(request, context)
@@ -98,9 +117,9 @@ def _guard_unary(inner: Any, authorized: bool, method: str) -> Any:
     return behavior
 
 
-def _guard_stream(inner: Any, authorized: bool, method: str) -> Any:
+def _guard_stream(inner: Any, authorized: Check, method: str) -> Any:
     async def behavior(request: Any, context: Any) -> AsyncIterator[Any]:
-        if not authorized:
+        if not authorized(context):
             await _fail(context, UNAUTHORIZED)
         try:
             async for item in inner(request, context):

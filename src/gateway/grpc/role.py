@@ -21,7 +21,7 @@ class GrpcRole:
         await self.server.stop()
 
     def describe(self) -> str:
-        return f"grpc://{self.container.settings.host}:{self.server.port} (admin, audit; health, reflection)"
+        return f"grpc://{self.container.settings.host}:{self.server.port} (admin, audit, fulfillment; health, reflection)"
 
 
 register_role("grpc", GrpcRole)

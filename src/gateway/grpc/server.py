@@ -1,5 +1,10 @@
-"""The internal gRPC server: admin and audit services, the standard
-health service (SERVING once started) and server reflection, all on `settings.grpc_port`."""
+"""The internal gRPC server: admin, audit and fulfillment services, the standard
+health service (SERVING once started) and server reflection, all on `settings.grpc_port`.
+
+With `grpc_tls_cert` and `grpc_tls_key` set it serves TLS; with `grpc_tls_client_ca` too the
+handshake requires a client certificate that CA signed (mutual TLS), and such a caller needs no
+operator token.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,17 @@ from grpc_reflection.v1alpha import reflection
 
 from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
+from gateway.grpc.fulfillment import FulfillmentServicer
 from gateway.grpc.interceptor import OperatorInterceptor
-from partnerapi.v1 import admin_pb2, admin_pb2_grpc, audit_pb2, audit_pb2_grpc
+from infra.settings import Settings
+from partnerapi.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    audit_pb2,
+    audit_pb2_grpc,
+    fulfillment_pb2,
+    fulfillment_pb2_grpc,
+)
 from runtime.container import Container
 
 log = logging.getLogger(__name__)
@@ -20,7 +34,22 @@ log = logging.getLogger(__name__)
 SERVICE_NAMES = (
     admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
+    fulfillment_pb2.DESCRIPTOR.services_by_name["FulfillmentService"].full_name,
 )
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS credentials from settings, or None for a plaintext port."""
+    if not (settings.grpc_tls_cert or settings.grpc_tls_key or settings.grpc_tls_client_ca):
+        return None
+    if not (settings.grpc_tls_cert and settings.grpc_tls_key):
+        raise RuntimeError("gRPC TLS needs both PARTNER_API_GRPC_TLS_CERT and _KEY")
+    client_ca = settings.grpc_tls_client_ca
+    return grpc.ssl_server_credentials(
+        [(settings.grpc_tls_key.read_bytes(), settings.grpc_tls_cert.read_bytes())],
+        root_certificates=client_ca.read_bytes() if client_ca else None,
+        require_client_auth=client_ca is not None,
+    )
 
 
 class GrpcServer:
@@ -34,18 +63,30 @@ class GrpcServer:
         settings = self.container.settings
         if not settings.operator_token:
             raise RuntimeError("gRPC needs an operator token (PARTNER_API_OPERATOR_TOKEN)")
-        server = grpc.aio.server(interceptors=[OperatorInterceptor(settings.operator_token)])
+        credentials = server_credentials(settings)
+        interceptor = OperatorInterceptor(
+            settings.operator_token,
+            trust_client_certificates=settings.grpc_tls_client_ca is not None,
+        )
+        server = grpc.aio.server(interceptors=[interceptor])
         admin_pb2_grpc.add_AdminServiceServicer_to_server(  # type: ignore[no-untyped-call]
             AdminServicer(self.container), server
         )
         audit_pb2_grpc.add_AuditServiceServicer_to_server(  # type: ignore[no-untyped-call]
             AuditServicer(self.container), server
         )
+        fulfillment_pb2_grpc.add_FulfillmentServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            FulfillmentServicer(self.container), server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        self.port = server.add_insecure_port(f"{settings.host}:{settings.grpc_port}")
+        address = f"{settings.host}:{settings.grpc_port}"
+        if credentials is None:
+            self.port = server.add_insecure_port(address)
+        else:
+            self.port = server.add_secure_port(address, credentials)
         if not self.port:
             raise RuntimeError(f"gRPC could not listen on {settings.host}:{settings.grpc_port}")
         await server.start()

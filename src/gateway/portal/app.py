@@ -207,9 +207,11 @@ class PortalController(Controller):
             container, session, _ = await _form_session(request)
         except PermissionError:
             return _to_login()
-        row = event_row(container.read_db, session.tenant, event_id)
-        if row is not None:
-            await anyio.to_thread.run_sync(
-                redeliver, container.read_db, row, session.org_id, container.clock.now()
-            )
+
+        def send_again() -> None:
+            row = event_row(container.read_db, session.tenant, event_id)
+            if row is not None:  # another tenant's or an unknown id: nothing to do
+                redeliver(container.read_db, row, session.org_id, container.clock.now())
+
+        await anyio.to_thread.run_sync(send_again)
         return _to_login()

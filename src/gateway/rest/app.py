@@ -8,13 +8,14 @@ from typing import Any
 
 from litestar import Litestar, Router
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
-from gateway.rest.auth import AuthAndRateLimitMiddleware, permission_guard
+from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
+from gateway.rest.openapi_docs import PartnerOpenAPIJson
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
@@ -29,7 +30,10 @@ def openapi_config() -> OpenAPIConfig:
         title="Partner Provisioning API",
         version="1.0.0",
         path=f"{BASE_PATH}/schema",
-        render_plugins=[SwaggerRenderPlugin(path="/"), JsonRenderPlugin(path="/openapi.json")],
+        render_plugins=[
+            SwaggerRenderPlugin(path="/"),
+            PartnerOpenAPIJson(BASE_PATH, path="/openapi.json"),
+        ],
         components=Components(
             security_schemes={
                 "bearer": SecurityScheme(
@@ -46,7 +50,6 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
         path=BASE_PATH,
         route_handlers=partner_controllers(),
         middleware=[AuthAndRateLimitMiddleware()],
-        guards=[permission_guard],
     )
     extra_routes: list[Any] = container.extras.get("extra_routes", [])
     container.extras.setdefault("page_tokens", PageTokens(container.settings.secret_key))

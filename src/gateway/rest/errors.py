@@ -25,7 +25,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "sequencer_client_not_found": 404,
     "method_not_allowed": 405,
     **dict.fromkeys(
-        ["idempotency_conflict", "idempotency_in_progress", "provider_mismatch", "workspace_promotion_required", "workspace_credentials_conflict", "sequencer_connection_required", "insufficient_inventory", "domain_not_imported", "domains_not_submittable", "domain_already_in_active_order", "pool_domains_linked", "conflict", "order_state_conflict"],
+        ["idempotency_conflict", "idempotency_in_progress", "provider_mismatch", "workspace_promotion_required", "workspace_credentials_conflict", "sequencer_connection_required", "insufficient_inventory", "domain_not_imported", "domains_not_submittable", "domain_already_in_active_order", "pool_domains_linked", "pool_state_conflict", "conflict", "order_state_conflict"],
         409,
     ),
     "bundle_archived": 409,

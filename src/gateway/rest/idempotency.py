@@ -12,7 +12,7 @@ from litestar import Request, Response
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
-from services.idempotency import fingerprint
+from services.idempotency import Claim, fingerprint
 
 MAX_KEY_LENGTH = 255
 
@@ -43,18 +43,21 @@ async def idempotent(
     scope = principal_of(request).tenant
     body = await request.body()
     stored = store.begin(scope, key, fingerprint(request.method, request.url.path, body))
-    if stored is not None:
+    if not isinstance(stored, Claim):
         return Response(
             stored.body,
             status_code=stored.status,
             media_type="application/json",
             headers={"Idempotent-Replayed": "true"},
         )
+    token = stored.enter()  # the worker thread inherits it (contextvars are copied)
     try:
         result = await anyio.to_thread.run_sync(run)
     except BaseException:
         store.release(scope, key)
         raise
+    finally:
+        Claim.leave(token)
     encoded = msgspec.json.encode(result)
     store.finish(scope, key, status_code, encoded)
     return Response(encoded, status_code=status_code, media_type="application/json")

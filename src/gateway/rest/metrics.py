@@ -34,9 +34,18 @@ OUTBOX_BACKLOG = Gauge(
 )
 
 
+_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
-    REQUESTS.labels(method, route, str(status)).inc()
-    LATENCY.labels(method, route).observe(seconds)
+    # `labels()` validates and locks on every call; the labelled children are looked up once.
+    key = (method, route, status)
+    children = _children.get(key)
+    if children is None:
+        children = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(method, route))
+        _children[key] = children
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 def render() -> bytes:

@@ -32,7 +32,7 @@ _STATES_TABLE = "\n".join(
 
 
 class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    profile_picture_url: str
+    profile_picture_url: str | None = None
 
 
 class OrdersController(Controller):
@@ -130,7 +130,9 @@ class OrdersController(Controller):
         summary="Supply the missing input; the order resumes",
         description=(
             "For kind `profile_picture_url`: send a public https `profile_picture_url`. "
-            "Answers the resolved action with the order (`order`)."
+            "For kind `nameservers`: send `{}` once the nameservers in "
+            "`details.nameserver_groups` are set; 409 `domains_not_submittable` while the DNS "
+            "does not see them yet. Answers the resolved action with the order (`order`)."
         ),
         status_code=200,
     )

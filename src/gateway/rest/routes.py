@@ -11,8 +11,10 @@ from gateway.rest.forwarding import ForwardingController
 from gateway.rest.imports import ImportsController
 from gateway.rest.me import MeController
 from gateway.rest.orders import OrdersController
+from gateway.rest.pool import PoolController
 from gateway.rest.purchase import PurchaseController
 from gateway.rest.quotes import QuotesController
+from gateway.rest.swaps import SwapsController
 from gateway.rest.tlds_generate import TldsGenerateController
 from gateway.rest.users import UsersController
 from gateway.rest.wallet import WalletController
@@ -35,4 +37,6 @@ def partner_controllers() -> list[Any]:
         TldsGenerateController,
         ImportsController,
         ForwardingController,
+        PoolController,
+        SwapsController,
     ]

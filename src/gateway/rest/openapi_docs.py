@@ -1,0 +1,111 @@
+"""What every partner operation shares, written into the served OpenAPI document.
+
+Litestar documents each handler's success response and its own 400 shape. Our errors all leave
+through one handler as the spec-7 envelope, and every response carries `Service-Request-Id` from
+the outermost layer, so both are added here once rather than on each handler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.openapi.plugins import JsonRenderPlugin
+
+ENVELOPE_NAME = "ErrorEnvelope"
+ENVELOPE_REF = {"$ref": f"#/components/schemas/{ENVELOPE_NAME}"}
+
+ERROR_ENVELOPE: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "request_id"],
+            "properties": {
+                "code": {"type": "string", "description": "Stable error code (spec 7)."},
+                "message": {"type": "string"},
+                "request_id": {"type": "string", "description": "Equals Service-Request-Id."},
+                "field": {"type": "string", "description": "The input at fault, when one is."},
+                "details": {"type": "object"},
+            },
+        }
+    },
+}
+
+REQUEST_ID_HEADER: dict[str, Any] = {
+    "description": "Unique id of this request; quote it when reporting a problem.",
+    "required": True,
+    "schema": {"type": "string"},
+}
+RETRY_AFTER_HEADER: dict[str, Any] = {
+    "description": "Seconds until the rate limit allows another request.",
+    "required": True,
+    "schema": {"type": "string"},
+}
+
+COMMON_ERRORS = {
+    "400": "invalid_request (with `field`) or another input error",
+    "401": "unauthorized: missing, malformed or revoked key",
+    "429": "rate_limited",
+}
+WRITE_ERRORS = {
+    "403": "forbidden: the key's permission preset does not allow this",
+    "409": "the current state refuses this (see the code)",
+    "413": "payload_too_large",
+    "415": "unsupported_media_type",
+}
+WRITE_METHODS = {"post", "put", "patch", "delete"}
+OTHER_ERRORS = "Any other error, in the same envelope (codes and statuses in spec 7)."
+
+
+def _error_response(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {"Service-Request-Id": REQUEST_ID_HEADER},
+        "content": {"application/json": {"schema": ENVELOPE_REF}},
+    }
+
+
+def _document_operation(path: str, method: str, operation: dict[str, Any]) -> None:
+    responses: dict[str, Any] = operation.setdefault("responses", {})
+    for status, response in list(responses.items()):
+        if status.isdigit() and int(status) >= 400:
+            responses[status] = _error_response(response.get("description", ""))
+    errors = dict(COMMON_ERRORS)
+    if method in WRITE_METHODS:
+        errors.update(WRITE_ERRORS)
+    if "{" in path:
+        errors["404"] = "not_found: no such resource for this organization and environment"
+    for status, description in errors.items():
+        responses[status] = _error_response(description)
+    responses["429"]["headers"]["Retry-After"] = RETRY_AFTER_HEADER
+    responses["default"] = _error_response(OTHER_ERRORS)
+    for response in responses.values():
+        response.setdefault("headers", {})["Service-Request-Id"] = REQUEST_ID_HEADER
+
+
+def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, Any]:
+    """Adds the envelope and the shared headers, in place and once, to every partner operation."""
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    if ENVELOPE_NAME in schemas:
+        return schema
+    for path, item in schema.get("paths", {}).items():
+        if not path.startswith(base_path):
+            continue
+        for method, operation in item.items():
+            if isinstance(operation, dict) and "responses" in operation:
+                _document_operation(path, method, operation)
+    schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
+    return schema
+
+
+class PartnerOpenAPIJson(JsonRenderPlugin):
+    """The JSON document with the shared parts added on first render (the build is cached)."""
+
+    def __init__(self, base_path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_path = base_path
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, document_partner_api(openapi_schema, self.base_path))

@@ -1,0 +1,121 @@
+"""Pool inventory: `POST /pool/add` and `POST /pool/remove` (spec 4.1, 4.2).
+
+Add is all-or-nothing: when any listed domain is not eligible (`services/pool_eligibility.py`)
+the request fails with 409 `domains_not_submittable`, `details.domains` listing each refused
+name with its `reason`, and nothing is added. A domain already in the pool is left as it is
+(outcome `already_pooled`), so repeating an add is safe. A new pool domain is `warming` until
+`available_at`: at once in sandbox, after `LIVE_WARMUP_SECONDS` (24 h) on live keys.
+
+Remove, exactly per spec 4.1: `available`, `warming` and `idle_quarantined` domains are removed
+(outcome `removed`); when any listed domain is `assigned`, `reserved` or `releasing`, the
+whole request fails with 409 `pool_domains_linked` (`details.domains`: each linked name with
+its `condition`) and nothing is removed; unknown or already removed names are `absent`, so
+repeating a remove is safe. Removing never touches orders, inboxes, subscriptions or billing,
+and a removed paid domain can be added again. `inbox_count` is the number of active `suite_a`
+inboxes on the removed domains.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters import registrar
+from domain.errors import DomainError, invalid
+from domain.pool_domains import LINKED
+from services.accounts import Principal
+from services.pool_eligibility import check_eligibility
+from services.pool_records import find_pool_domain, pool_domain_for, save_and_wait
+from services.pool_views import pool_domain_view
+from services.wallet import retry_conflicts
+
+MAX_DOMAINS = 25
+LIVE_WARMUP_SECONDS = 24 * 3600
+
+
+def pool_names(sent: list[str]) -> list[str]:
+    """1..25 unique names, normalized; each problem as `invalid_request` on its field."""
+    if not 1 <= len(sent) <= MAX_DOMAINS:
+        raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
+    names: list[str] = []
+    for index, value in enumerate(sent):
+        name = registrar.normalize(value)
+        if not name:
+            raise invalid("A domain must not be empty.", f"domains[{index}]")
+        if name in names:
+            raise invalid(f"{name} is listed twice; items must be unique.", f"domains[{index}]")
+        names.append(name)
+    return names
+
+
+def add_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
+    names = pool_names(sent)
+    org_id, environment = principal.org_id, principal.environment
+    warmup = LIVE_WARMUP_SECONDS if environment == "live" else 0
+
+    def run() -> dict[str, Any]:
+        checks = check_eligibility(container, org_id, environment, names)
+        refused = [{"domain": c.name, "reason": c.reason} for c in checks if c.reason]
+        if refused:
+            raise DomainError(
+                "domains_not_submittable",
+                "Some domains cannot enter the pool; nothing was added.",
+                field="domains",
+                details={"domains": refused},
+            )
+        at = container.clock.now()
+        changed, outcomes = [], []
+        for check in checks:
+            pool = pool_domain_for(container, org_id, environment, check.name)
+            outcome = "already_pooled" if pool.pooled else "added"
+            if not pool.pooled:
+                pool.add(
+                    dom_id=check.dom_id,
+                    order_id=check.order_id,
+                    inbox_count=check.inbox_count,
+                    available_at=at + warmup,
+                    at=at,
+                )
+                changed.append(pool)
+            outcomes.append({**pool_domain_view(pool, at), "outcome": outcome})
+        save_and_wait(container, *changed)
+        added = sum(1 for o in outcomes if o["outcome"] == "added")
+        return {"added": added, "already_pooled": len(outcomes) - added, "domains": outcomes}
+
+    return retry_conflicts(run)
+
+
+def remove_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
+    names = pool_names(sent)
+    org_id, environment = principal.org_id, principal.environment
+
+    def run() -> dict[str, Any]:
+        at = container.clock.now()
+        found = {name: find_pool_domain(container, org_id, environment, name) for name in names}
+        pooled = {name: pool for name, pool in found.items() if pool and pool.pooled}
+        linked = [
+            {"domain": name, "condition": pool.condition_at(at)}
+            for name, pool in pooled.items()
+            if pool.condition_at(at) in LINKED
+        ]
+        if linked:
+            raise DomainError(
+                "pool_domains_linked",
+                "Some domains are linked to a workspace or an operation in progress; "
+                "nothing was removed.",
+                field="domains",
+                details={"domains": linked},
+            )
+        for pool in pooled.values():
+            pool.remove(at)
+        save_and_wait(container, *pooled.values())
+        return {
+            "removed": len(pooled),
+            "absent": len(names) - len(pooled),
+            "inbox_count": sum(pool.inbox_count for pool in pooled.values()),
+            "domains": [
+                {"domain": name, "outcome": "removed" if name in pooled else "absent"}
+                for name in names
+            ],
+        }
+
+    return retry_conflicts(run)

@@ -1,0 +1,244 @@
+"""Swap use cases: accept `POST /swaps` and `POST /swaps/user_names`, read one, and the moves
+the swap worker makes (one live step, a re-check of a swap waiting on the partner, the end of
+a premium swap's warm period).
+
+Sandbox swaps run every step in the request: `created`, `in_progress` and `completed` are
+recorded at once, in that order. Live swaps are charged at acceptance for a domain they buy
+(same save; 402 `insufficient_funds` when the wallet cannot cover it, nothing recorded), then
+moved by the worker one step per `PARTNER_API_FULFILLMENT_STEP_SECONDS`. A failure refunds the
+charge. At completion the order's domain is replaced in one save with the swap's last event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from adapters import dns
+from domain.domains import Domain
+from domain.errors import NotFound
+from domain.orders import COMPLETED, Order
+from domain.swaps import (
+    ACTION_REQUIRED,
+    CREATED,
+    IN_PROGRESS,
+    PREMIUM,
+    PREMIUM_WARM_DAYS,
+    USER_NAMES,
+    Swap,
+)
+from fulfillment import swap_steps
+from infra.ids import parse_id, public_id
+from services.accounts import Principal
+from services.swap_plan import SwapPlan, plan_rename, plan_swap
+from services.swap_view import swap_view
+from services.wallet import load_wallet, retry_conflicts
+
+WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
+
+
+def _save(container: Any, *aggregates: Aggregate) -> None:
+    recordings = container.store.save(*aggregates)
+    if recordings:
+        container.read_models.wait_for(recordings[-1].notification.id)
+
+
+def create_swap(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    return retry_conflicts(
+        lambda: _accept(container, principal, plan_swap(container, principal, body), body["type"])
+    )
+
+
+def rename_user_names(
+    container: Any, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
+    return retry_conflicts(
+        lambda: _accept(container, principal, plan_rename(container, principal, body), USER_NAMES)
+    )
+
+
+def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> dict[str, Any]:
+    at = container.clock.now()
+    live = principal.environment == "live"
+    renaming = kind == USER_NAMES
+    price = 0 if renaming else int(plan.new_item["price_cents"])
+    item = dict(plan.new_item) if renaming else {**plan.new_item, "status": "in_progress"}
+    order_id = public_id("ord", plan.order.id)
+    swap = Swap(
+        org_id=principal.org_id,
+        environment=principal.environment,
+        kind=kind,
+        order_id=order_id,
+        domain=plan.old_item["domain"],
+        item=item,
+        personas=plan.personas,
+        price_cents=price,
+        charged_cents=price if live else 0,
+        created_at=at,
+    )
+    aggregates: list[Aggregate] = [swap]
+    if live and price:
+        wallet = load_wallet(container, principal.org_id, "live")
+        swap_id = public_id("swp", swap.id)
+        wallet.charge(price, order_id, f"Swap {swap_id}: register {item['domain']}", at)
+        aggregates.append(wallet)
+    elif not live:
+        swap.start(at)
+        aggregates += _waiting_domain(container, swap, at)
+        outcome = swap_steps.run_all(swap, _pointed(container, swap))
+        aggregates += _finish(container, swap, outcome, at)
+    _save(container, *aggregates)
+    return swap_view(swap)
+
+
+def _imported_domain(container: Any, swap: Swap) -> Domain | None:
+    if swap.kind == USER_NAMES or swap.item["source"] != "inventory":
+        return None
+    found = container.store.find(parse_id("dom", swap.item["id"]), Domain)
+    return found if isinstance(found, Domain) else None
+
+
+def _pointed(container: Any, swap: Swap) -> bool:
+    """Whether the new domain's nameservers point at us (only imported inventory may not)."""
+    domain = _imported_domain(container, swap)
+    if domain is None or domain.status != "action_required":
+        return True
+    return dns.nameservers_pointed(domain.name, domain.created_at, container.clock.now())
+
+
+def _waiting_domain(container: Any, swap: Swap, at: float) -> list[Aggregate]:
+    """The imported Domain leaves `action_required` once its nameservers are pointed."""
+    domain = _imported_domain(container, swap)
+    if domain is None or domain.status != "action_required" or not _pointed(container, swap):
+        return []
+    domain.nameservers_pointed(at)
+    return [domain]
+
+
+def _finish(
+    container: Any, swap: Swap, outcome: swap_steps.Outcome, at: float
+) -> list[Aggregate]:
+    if outcome.action is not None:
+        swap.require_action(outcome.action, at)
+        return []
+    if outcome.failure is not None:
+        return _fail(container, swap, outcome.failure, at)
+    return _complete(container, swap, outcome.item, at)
+
+
+def _complete(container: Any, swap: Swap, item: dict[str, Any], at: float) -> list[Aggregate]:
+    order = container.store.find(parse_id("ord", swap.order_id), Order)
+    if (
+        not isinstance(order, Order)
+        or order.status != COMPLETED
+        or swap.domain not in {d["domain"] for d in order.domains}
+    ):
+        return _fail(container, swap, f"{swap.domain} is no longer live on {swap.order_id}.", at)
+    if swap.kind == USER_NAMES:
+        order.rename_inboxes(swap.domain, item["inboxes"], at)
+        swap.complete(item, None, at)
+    else:
+        warm_until = at + WARM_SECONDS if swap.kind == PREMIUM else None
+        order.swap_domain(swap.domain, item, warm_until, public_id("swp", swap.id), at)
+        swap.complete(item, warm_until, at)
+    return [order]
+
+
+def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]:
+    refund = swap.refundable_cents
+    swap.fail(reason, refund, at)
+    if refund <= 0:
+        return []
+    wallet = load_wallet(container, swap.org_id, swap.environment)
+    wallet.refund(refund, swap.order_id, f"Refund: swap {public_id('swp', swap.id)} failed", at)
+    return [wallet]
+
+
+def load_swap(container: Any, principal: Principal, swap_id: str) -> Swap:
+    found = container.store.find(parse_id("swp", swap_id), Swap)
+    if not isinstance(found, Swap) or found.tenant != principal.tenant:
+        raise NotFound("swap")
+    return found
+
+
+def get_swap(container: Any, principal: Principal, swap_id: str) -> dict[str, Any]:
+    return swap_view(load_swap(container, principal, swap_id))
+
+
+# Moves of the swap worker. Each loads, decides and saves with the aggregates' version checks,
+# so a move two workers attempt lands once (the loser re-runs on fresh state and finds it done).
+
+
+def _find(container: Any, swap_id: str) -> Swap | None:
+    found = container.store.find(parse_id("swp", swap_id), Swap)
+    return found if isinstance(found, Swap) else None
+
+
+def advance_swap(container: Any, swap_id: str) -> None:
+    """One live step: pick the swap up (`in_progress`), run its next step, or complete it."""
+
+    def run() -> None:
+        swap = _find(container, swap_id)
+        if swap is None or swap.status not in (CREATED, IN_PROGRESS):
+            return
+        at = container.clock.now()
+        others: list[Aggregate] = []
+        if swap.status == CREATED:
+            swap.start(at)
+        else:
+            step = swap_steps.next_step(swap)
+            if step is None:
+                others = _complete(container, swap, swap_steps.live_item(swap.item), at)
+            else:
+                outcome = swap_steps.run_step(step, swap, _pointed(container, swap))
+                if outcome.action is None and outcome.failure is None:
+                    swap.record_step(step, outcome.item, at)
+                else:
+                    others = _finish(container, swap, outcome, at)
+        container.store.save(swap, *others)
+
+    retry_conflicts(run)
+
+
+def recheck_waiting(container: Any, swap_id: str) -> None:
+    """A swap in `action_required` goes on once its new domain's nameservers are pointed."""
+
+    def run() -> None:
+        swap = _find(container, swap_id)
+        if swap is None or swap.status != ACTION_REQUIRED or not _pointed(container, swap):
+            return
+        at = container.clock.now()
+        pointed = _waiting_domain(container, swap, at)
+        swap.resume(at)
+        others: list[Aggregate] = []
+        if swap.environment == "test":
+            others = _finish(container, swap, swap_steps.run_all(swap), at)
+        # The Domain's own move first, so the order's later one is what the inventory shows.
+        container.store.save(*pointed, swap, *others)
+
+    retry_conflicts(run)
+
+
+def detach_warm_domain(container: Any, swap_id: str) -> None:
+    """A premium swap's warm period is over: the old domain leaves the order."""
+
+    def run() -> None:
+        swap = _find(container, swap_id)
+        at = container.clock.now()
+        if (
+            swap is None
+            or swap.warm_until is None
+            or swap.old_domain_detached_at is not None
+            or at < swap.warm_until
+        ):
+            return
+        swap.detach_old_domain(at)
+        order = container.store.find(parse_id("ord", swap.order_id), Order)
+        others: list[Aggregate] = []
+        if isinstance(order, Order) and any(i["domain"] == swap.domain for i in order.warm_domains):
+            order.detach_warm_domain(swap.domain, at)
+            others.append(order)
+        container.store.save(swap, *others)
+
+    retry_conflicts(run)

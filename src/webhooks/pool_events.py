@@ -1,0 +1,108 @@
+"""Public `pool.*` events (spec 6: the pool family; names decided here).
+
+| type | fired when | `data` |
+| --- | --- | --- |
+| `pool.domain_added` | `POST /pool/add` put a domain in the pool (`warming`) | the pool domain |
+| `pool.domain_removed` | `POST /pool/remove` took it out | the pool domain |
+| `pool.domain_burned` | a burned-domain job recorded a burned result on it | the pool domain, `job_id`, `reason` |
+| `pool.domain_retired` | a replacement took a burned assigned domain out | the pool domain, `replacement_id` |
+| `pool.attach_in_progress` | `POST /pool/attach` reserved the domains | the `pcl_` reservation |
+| `pool.attach_completed` | the reserved domains are assigned | the `pcl_` reservation |
+| `pool.attach_failed` | the reservation could not finish; domains back in the pool | the `pcl_` reservation |
+| `pool.release_in_progress` | `POST /pool/release` accepted | the `prl_` release |
+| `pool.release_completed` | the domains rest `idle_quarantined` | the `prl_` release |
+| `pool.replacement_completed` | a burned assigned domain was replaced | the `prp_` replacement |
+| `pool.replacement_failed` | no available domain to replace it | the `prp_` replacement |
+| `pool.burned_domain_job_completed` | a `brj_` job finished | the `brj_` job |
+
+The pool domain is shown as `GET /pool/domains` shows it at the moment of the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from domain.pool_domains import PoolDomain
+from infra.ids import public_id
+from services.pool_views import (
+    burned_job_view,
+    pool_domain_view,
+    release_view,
+    replacement_view,
+    reservation_view,
+)
+from services.store import EventStore
+from webhooks.public_events import PublicEvent, maps
+
+_DOMAIN_TYPES = {
+    "PoolDomain.Added": "pool.domain_added",
+    "PoolDomain.Removed": "pool.domain_removed",
+    "PoolDomain.Burned": "pool.domain_burned",
+    "PoolDomain.Retired": "pool.domain_retired",
+}
+_JOB_TYPES: dict[str, tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
+    "PoolReservation.Requested": ("pool.attach_in_progress", "pcl", reservation_view),
+    "PoolReservation.Completed": ("pool.attach_completed", "pcl", reservation_view),
+    "PoolReservation.Failed": ("pool.attach_failed", "pcl", reservation_view),
+    "PoolRelease.Requested": ("pool.release_in_progress", "prl", release_view),
+    "PoolRelease.Completed": ("pool.release_completed", "prl", release_view),
+    "BurnedDomainJob.Completed": ("pool.burned_domain_job_completed", "brj", burned_job_view),
+}
+
+
+def _at(event: Any, store: EventStore) -> Any:
+    return store.repository.get(event.originator_id, version=event.originator_version)
+
+
+@maps(*_DOMAIN_TYPES)
+def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
+    domain: PoolDomain = _at(event, store)
+    data = pool_domain_view(domain, event.at)
+    name = type(event).__qualname__
+    if name == "PoolDomain.Burned":
+        data.update(job_id=event.job_id, reason=event.reason)
+    if name == "PoolDomain.Retired":
+        data["replacement_id"] = event.replacement_id
+    return [
+        PublicEvent(
+            type=_DOMAIN_TYPES[name],
+            org_id=domain.org_id,
+            environment=domain.environment,
+            resource_id=domain.dom_id or public_id("dom", domain.id),
+            data=data,
+            created_at=event.at,
+        )
+    ]
+
+
+@maps(*_JOB_TYPES)
+def pool_job_moved(event: Any, store: EventStore) -> list[PublicEvent]:
+    kind, prefix, view = _JOB_TYPES[type(event).__qualname__]
+    job = _at(event, store)
+    return [
+        PublicEvent(
+            type=kind,
+            org_id=job.org_id,
+            environment=job.environment,
+            resource_id=public_id(prefix, job.id),
+            data=view(job),
+            created_at=event.at,
+        )
+    ]
+
+
+@maps("PoolReplacement.Finished")
+def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
+    replacement = _at(event, store)
+    kind = f"pool.replacement_{replacement.status}"
+    return [
+        PublicEvent(
+            type=kind,
+            org_id=replacement.org_id,
+            environment=replacement.environment,
+            resource_id=public_id("prp", replacement.id),
+            data=replacement_view(replacement),
+            created_at=event.at,
+        )
+    ]

@@ -1,0 +1,61 @@
+"""Public `swap.*` events (spec 6) from the Swap aggregate.
+
+Every one carries the swap as `GET /swaps/{id}` shows it at that moment: `swap.created`
+(accepted), `swap.in_progress` (picked up by the swap workers, or resumed after partner
+input), `swap.completed` (new domain live on the order; standard: old one detached; premium:
+old one warm until `warm_until`; user_names: inboxes renamed), `swap.failed` (with `reason`
+and `refunded_cents`) and `swap.action_required` (`reason` says what the partner must do).
+A completed standard or premium swap also sends `domain.connected` for the new domain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.swaps import USER_NAMES, Swap
+from infra.ids import public_id
+from services.order_view import domain_view
+from services.store import EventStore
+from services.swap_view import swap_view
+from webhooks.public_events import PublicEvent, maps
+
+_TYPES = {
+    "Swap.Created": "swap.created",
+    "Swap.Started": "swap.in_progress",
+    "Swap.Resumed": "swap.in_progress",
+    "Swap.Completed": "swap.completed",
+    "Swap.Failed": "swap.failed",
+    "Swap.ActionRequired": "swap.action_required",
+}
+
+
+@maps(*_TYPES)
+def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
+    swap: Swap = store.repository.get(event.originator_id, version=event.originator_version)
+    events = [
+        PublicEvent(
+            type=_TYPES[type(event).__qualname__],
+            org_id=swap.org_id,
+            environment=swap.environment,
+            resource_id=public_id("swp", swap.id),
+            data=swap_view(swap),
+            created_at=swap.updated_at,
+        )
+    ]
+    if type(event).__qualname__ == "Swap.Completed" and swap.kind != USER_NAMES:
+        events.append(
+            PublicEvent(
+                type="domain.connected",
+                org_id=swap.org_id,
+                environment=swap.environment,
+                resource_id=swap.item["id"],
+                data={
+                    **domain_view(swap.item),
+                    "category": "connected",
+                    "order_id": swap.order_id,
+                    "swap_id": public_id("swp", swap.id),
+                },
+                created_at=swap.updated_at,
+            )
+        )
+    return events

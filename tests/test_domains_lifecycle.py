@@ -1,0 +1,109 @@
+"""A domain's row across purchases and orders (issues 4 and 5): real DNS on a bare purchase,
+`failed` after a failed order and not drawn again, one `domain.connected` per order domain."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import httpx
+from conftest import RunningService, ServiceFactory
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+from cryptography.hazmat.primitives.serialization import load_der_public_key
+from test_domains_inventory import domains
+from test_orders_live import wait_status
+from test_orders_sandbox import counts, new_workspace, place
+from test_wallet_purchase import buy, credit
+
+
+def events_of(client: httpx.Client, type_: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = client.get("/events", params={"per_page": 100}).json()["data"]
+    return [e for e in events if e["type"] == type_]
+
+
+def test_purchased_domain_gets_real_mail_dns(service_factory: ServiceFactory) -> None:
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 5_000)
+    with service.client(service.new_key(org, "live")) as live:
+        bought = buy(live, "dns-bought.com").json()["data"]
+        done = wait_status(live, bought["id"], "completed")
+        service.wait_projections()
+        (row,) = domains(live, domain="dns-bought.com")
+        assert row["id"] == bought["domains"][0]["id"]
+        assert (row["status"], row["category"], row["source"]) == (
+            "available",
+            "inventory",
+            "purchased",
+        )
+        assert "provider" not in row and row["auto_renew"] is False
+        assert live.get(f"/domains/{row['id']}").json()["data"] == row
+        records = row["dns_records"]
+        assert records == done["domains"][0]["dns_records"]
+        assert {r["type"] for r in records} == {"MX", "TXT"}
+        txt = {r["name"]: r["value"] for r in records if r["type"] == "TXT"}
+        assert txt["dns-bought.com"].startswith("v=spf1 ")
+        assert txt["_dmarc.dns-bought.com"].startswith("v=DMARC1; p=")
+        (dkim_name,) = [n for n in txt if n.endswith("._domainkey.dns-bought.com")]
+        key = load_der_public_key(base64.b64decode(txt[dkim_name].split("p=", 1)[1]))
+        assert isinstance(key, RSAPublicKey) and key.key_size == 2048
+
+        service.wait_projections()
+        (completed,) = events_of(live, "order.completed")
+        assert completed["data"]["domains"][0]["provider"] is None
+        assert completed["data"]["domains"][0]["dns_records"] == records
+        assert events_of(live, "domain.connected") == []
+
+
+def test_failed_order_leaves_its_domain_failed_and_undrawn(service_factory: ServiceFactory) -> None:
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 20_000)
+    with service.client(service.new_key(org, "live")) as live:
+        workspace = new_workspace(live)
+        bought = buy(live, "mailfail-stock.com").json()["data"]
+        wait_status(live, bought["id"], "completed")
+        service.wait_projections()
+        order = place(live, counts(workspace, a=1)).json()["data"]
+        assert order["domains"][0]["domain"] == "mailfail-stock.com"
+        assert order["domains"][0]["source"] == "inventory"
+        failed = wait_status(live, order["id"], "failed")
+        service.wait_projections()
+        (row,) = domains(live, domain="mailfail-stock.com")
+        assert (row["status"], row["category"]) == ("failed", "inventory")
+        assert row["reason"] == failed["reason"] and "order_id" not in row
+        assert [r["id"] for r in domains(live, status="failed")] == [row["id"]]
+
+        drawn = live.post("/quotes", json=counts(workspace, a=1)).json()["data"]
+        assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 0)
+        named = counts(workspace, a=1, domains=[{"domain": "mailfail-stock.com", "suite": "suite_a"}])
+        retry = live.post("/quotes", json=named)
+        assert retry.status_code == 200, retry.text
+        assert retry.json()["data"]["domains_from_inventory"] == 1
+
+
+def test_imported_domain_on_an_order_connects_once(service: RunningService) -> None:
+    with service.partner() as client:
+        assert client.post("/domains/import", json={"domains": ["once.com"]}).status_code == 201
+        workspace = new_workspace(client)
+        service.wait_projections()
+        (imported,) = domains(client, domain="once.com")
+        body = counts(workspace, a=2, domains=[{"domain": "once.com", "suite": "suite_a"}])
+        body["suite_a"]["domains"] = 1
+        body["suite_b"] = {"domains": 1, "inboxes_per_domain": 1}
+        order = place(client, body).json()["data"]
+        assert order["status"] == "completed"
+        service.wait_projections()
+        (row,) = domains(client, domain="once.com")
+        assert row["id"] == imported["id"]
+        assert (row["status"], row["category"], row["order_id"]) == (
+            "active",
+            "connected",
+            order["id"],
+        )
+        assert row["provider"] == "suite_a" and row["usable_for"] == ["suite_a", "suite_b"]
+        connected = events_of(client, "domain.connected")
+        assert sorted(e["data"]["id"] for e in connected) == sorted(
+            d["id"] for d in order["domains"]
+        )
+        assert [e["data"]["domain"] for e in connected].count("once.com") == 1

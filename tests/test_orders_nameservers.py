@@ -1,0 +1,83 @@
+"""An order naming an imported domain whose nameservers are not pointed yet waits for them
+(issue 5, pending actions; spec 6 `domain.action_required`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import ServiceFactory
+from test_domains_imports import events_of
+from test_orders_sandbox import counts, error_of, new_workspace, place
+from webhook_receiver import wait_until
+
+from infra.clock import ManualClock
+
+
+def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactory) -> None:
+    clock = ManualClock()
+    service = service_factory(clock=clock)
+    with service.partner() as client:
+        job = client.post("/domains/import", json={"domains": ["nsslow-shop.com"]}).json()["data"]
+        assert job["status"] == "action_required"
+        workspace = new_workspace(client)
+        body = counts(workspace, a=1, domains=[{"domain": "nsslow-shop.com", "suite": "suite_a"}])
+        order = place(client, body).json()["data"]
+        assert order["status"] == "action_required"
+        (action,) = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
+        assert action["id"] == order["pending_action_id"] and action["kind"] == "nameservers"
+        assert action["details"]["domains"] == ["nsslow-shop.com"]
+        (group,) = action["details"]["nameserver_groups"]
+        assert group["domains"] == ["nsslow-shop.com"] and group["nameserver_one"]
+
+        dom_id = order["domains"][0]["id"]
+        row = client.get(f"/domains/{dom_id}").json()["data"]
+        assert (row["status"], row["category"], row["order_id"]) == (
+            "action_required",
+            "connected",
+            order["id"],
+        )
+        service.wait_projections()
+        # The import's own event has no order; the order's event names it and the action.
+        waiting = [e for e in events_of(client, "domain.action_required") if "order_id" in e["data"]]
+        assert [e["data"]["id"] for e in waiting] == [dom_id]
+        assert waiting[0]["data"]["pending_action_id"] == action["id"]
+        assert waiting[0]["data"]["nameservers"] == [group]
+        assert len(events_of(client, "order.action_required")) == 1
+
+        resolve = f"/orders/pending/{action['id']}/resolve"
+        early = error_of(client.post(resolve, json={}), 409, "domains_not_submittable")
+        assert early["details"]["reason"] == "nameservers_not_pointed"
+        assert early["details"]["domains"] == ["nsslow-shop.com"]
+
+        clock.advance(61)
+        resolved = client.post(resolve, json={})
+        assert resolved.status_code == 200, resolved.text
+        assert resolved.json()["data"]["status"] == "resolved"
+        done = resolved.json()["data"]["order"]
+        assert done["status"] == "completed" and done["domains"][0]["inboxes"]
+        error_of(client.post(resolve, json={}), 409, "order_state_conflict")
+
+        # The domain worker sees the import through meanwhile; the row still follows the order.
+        def imported() -> Any:
+            found = client.get(f"/domains/import/jobs/{job['id']}").json()["data"]
+            return found["status"] == "completed"
+
+        wait_until(imported, timeout=30)
+        service.wait_projections()
+        row = client.get(f"/domains/{dom_id}").json()["data"]
+        assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", done["id"])
+        connected = events_of(client, "domain.connected")
+        assert [e["data"]["id"] for e in connected] == [dom_id]
+
+
+def test_picture_action_still_needs_its_url(service_factory: ServiceFactory) -> None:
+    service = service_factory()
+    with service.partner() as client:
+        body = counts(new_workspace(client), a=1, profile_picture_url="https://10.1.2.3/p.png")
+        order = place(client, body).json()["data"]
+        resolve = f"/orders/pending/{order['pending_action_id']}/resolve"
+        assert error_of(client.post(resolve, json={}), 400, "invalid_request")["field"] == (
+            "profile_picture_url"
+        )
+        unknown = client.post(resolve, json={"nameservers": True})
+        assert error_of(unknown, 400, "invalid_request")["field"] == "nameservers"

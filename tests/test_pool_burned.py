@@ -1,0 +1,91 @@
+"""Burned-domain jobs (`brj_`): the burned result leaves the pool, an assigned domain is
+replaced (`prp_`). The jobs are started through `services.burned_domains` (what the gRPC
+fulfillment service calls) and observed over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import RunningService
+from pool_support import add, attach, conditions, ordered_domains, pooled
+from test_orders_sandbox import error_of, new_workspace
+
+from audit.replay import replay
+from domain.errors import NotFound
+from services.burned_domains import start_burned_domain_job
+
+
+def burn(service: RunningService, name: str) -> dict[str, Any]:
+    return start_burned_domain_job(
+        service.container, domain=name, operator="ops@fulfillment", reason="blocklisted"
+    )
+
+
+def test_unknown_domain_is_not_found(service: RunningService) -> None:
+    with pytest.raises(NotFound):
+        burn(service, "nobody-owns-this.com")
+
+
+def test_burned_domain_leaves_the_pool_and_cannot_be_added(service: RunningService) -> None:
+    with service.partner() as client:
+        [pooled_name] = pooled(client, 1)
+        [outside] = ordered_domains(client, a=1)
+        job = burn(service, pooled_name.upper())
+        assert job["id"].startswith("brj_") and job["status"] == "completed"
+        assert job["domain"]["domain"] == pooled_name and job["replacement_id"] is None
+        assert job["pool_condition"] == "removed"
+        assert client.get(f"/pool/burned_domain_jobs/{job['id']}").json()["data"] == job
+        assert conditions(client) == {}
+        burn(service, outside)
+        error = error_of(add(client, pooled_name, outside), 409, "domains_not_submittable")
+        assert error["details"]["domains"] == [
+            {"domain": pooled_name, "reason": "burned"},
+            {"domain": outside, "reason": "burned"},
+        ]
+    with service.partner() as other:
+        error_of(other.get(f"/pool/burned_domain_jobs/{job['id']}"), 404, "not_found")
+
+
+def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
+    with service.partner() as client:
+        names = pooled(client, 2)
+        workspace = new_workspace(client)
+        reservation = attach(client, workspace, 1).json()["data"]
+        burned = reservation["domains"][0]["domain"]
+        spare = next(n for n in names if n != burned)
+        job = burn(service, burned)
+        assert job["replacement_id"].startswith("prp_")
+        replacement = client.get(f"/pool/replacements/{job['replacement_id']}").json()["data"]
+        assert replacement["status"] == "completed" and replacement["job_id"] == job["id"]
+        assert replacement["burned_domain"]["domain"] == burned
+        assert replacement["replacement_domain"]["domain"] == spare
+        assert replacement["workspace_id"] == workspace
+        assert conditions(client) == {spare: "assigned"}
+        again = burn(service, spare)
+        failed = client.get(f"/pool/replacements/{again['replacement_id']}").json()["data"]
+        assert failed["status"] == "failed" and failed["reason"] == "insufficient_inventory"
+        assert conditions(client) == {spare: "assigned"}
+        service.wait_projections()
+        types = {e["type"] for e in client.get("/events", params={"per_page": 100}).json()["data"]}
+        assert {
+            "pool.domain_burned",
+            "pool.domain_retired",
+            "pool.replacement_completed",
+            "pool.replacement_failed",
+            "pool.burned_domain_job_completed",
+        } <= types
+
+
+def test_pool_read_models_replay_identically(service: RunningService) -> None:
+    with service.partner() as client:
+        names = pooled(client, 3)
+        reservation = attach(client, new_workspace(client), 1).json()["data"]
+        burn(service, reservation["domains"][0]["domain"])
+        client.post("/pool/remove", json={"domains": names})
+    service.wait_projections()
+    c = service.container
+    report = replay(c.settings, c.store, c.read_models)
+    assert report.identical, report.as_json()
+    compared = {t.table: t for t in report.tables}
+    assert compared["pool_domains"].replayed_rows == 3

@@ -1,0 +1,128 @@
+"""The portal in a real headless Chromium (Debian's `chromium`, driven by Playwright), against the
+running service, the real NATS and a real HTTP receiver on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import nats
+import pytest
+from conftest import RunningService, ServiceFactory, require
+from webhook_receiver import Receiver, wait_until
+
+from webhooks.signing import verify_signature
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+
+
+def launch_chromium(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    """A fresh headless Chromium page; skipped without Chromium or Playwright, failed in CI."""
+    require("Playwright", importlib.util.find_spec("playwright") is not None)
+    require("Chromium", shutil.which(CHROMIUM) is not None)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+async def _delete_stream(url: str, name: str) -> None:
+    connection = await nats.connect(url)
+    try:
+        await connection.jetstream().delete_stream(name)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
+    running = service_factory(
+        roles=ROLES, allow_http_webhooks=True, webhook_retry_schedule=(0.2, 0.2, 0.2, 0.2)
+    )
+    yield running
+    settings = running.container.settings
+    assert settings.nats_url
+    with contextlib.suppress(Exception):
+        asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+
+
+def refresh_until(page: Any, check: Callable[[], bool]) -> None:
+    """The page is server-rendered: follow its Refresh link until the log shows what we wait for."""
+
+    def refreshed() -> bool:
+        page.click("#refresh")
+        page.wait_for_load_state()
+        return check()
+
+    wait_until(refreshed, timeout=30, interval=0.1)
+
+
+def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None:
+    # The first attempt of the test event fails, so the log shows a retried delivery.
+    receiver = Receiver(respond=lambda got: 500 if len(got) == 1 else 200).start()
+    try:
+        org = webhooks.new_org()
+        key = webhooks.new_key(org, "test", "full")
+        page = browser_page
+        page.goto(f"{webhooks.base_url}/portal")
+        page.fill("#api_key", webhooks.new_key(org, "test", "read"))
+        page.click("#sign-in")
+        assert "full preset" in page.inner_text("#error")
+        page.fill("#api_key", key)
+        page.click("#sign-in")
+        assert page.inner_text("#org") == org
+
+        page.fill("#url", receiver.url)
+        page.click("#save-url")
+        secret = page.inner_text("#secret")
+        assert secret.startswith("whsec_") and page.input_value("#url") == receiver.url
+        page.click("#refresh")
+        assert page.locator("#secret").count() == 0  # shown once
+        page.click("#rotate")
+        rotated = page.inner_text("#secret")
+        assert rotated.startswith("whsec_") and rotated != secret
+
+        page.click("#send-test")
+        row = page.locator("tr.event")
+        assert row.count() == 1
+        event_id = row.get_attribute("data-id")
+        assert event_id and event_id.startswith("evt_")
+        attempts = row.locator("li.attempt")
+        refresh_until(page, lambda: row.locator(".status").inner_text() == "delivered")
+        assert attempts.count() == 2
+        assert "500" in attempts.nth(0).inner_text() and "200" in attempts.nth(1).inner_text()
+        received = receiver.of_event(event_id)
+        assert len(received) == 2
+        assert all(verify_signature(rotated, r.headers, r.body, time.time()) for r in received)
+
+        row.locator("button.redeliver").click()
+        refresh_until(
+            page,
+            lambda: attempts.count() == 3 and row.locator(".status").inner_text() == "delivered",
+        )
+        assert "200" in attempts.nth(2).inner_text()
+        again = receiver.of_event(event_id)
+        assert len(again) == 3 and again[-1].event["id"] == event_id
+        assert verify_signature(rotated, again[-1].headers, again[-1].body, time.time())
+
+        page.click("text=Sign out")
+        assert page.locator("#api_key").count() == 1
+    finally:
+        receiver.stop()
