@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries"]
+SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries", "scenario_mixed"]
 
 
 def main(argv: list[str]) -> int:

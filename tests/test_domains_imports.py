@@ -90,6 +90,7 @@ def test_nameservers_not_pointed_until_the_dns_sees_them(service_factory: Any) -
         clock.advance(61)
         done = wait_job(client, job["id"], "completed")
         assert done["status"] == "completed" and done["completed_count"] == 1
+        service.wait_projections()  # the job is read from its aggregate, the row from a projection
         row = client.get(f"/domains/{row['id']}").json()["data"]
         assert row["status"] == "available"
         assert len(events_of(client, "domain_import.completed")) == 1

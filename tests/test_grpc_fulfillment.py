@@ -17,6 +17,7 @@ from grpc_support import auth, grpc_service, trailer, with_channel
 from test_orders_sandbox import counts, new_workspace, place
 from test_wallet_purchase import credit
 
+from audit.replay import replay
 from infra.clock import ManualClock
 from infra.ids import parse_id
 from partnerapi.v1 import fulfillment_pb2 as pb
@@ -164,6 +165,9 @@ def test_failed_step_waits_for_retry_and_partner_input_opens_an_action(
     assert [r["action"] for r in operator_reports(service)] == [
         "report_step", "report_step", "retry_step", "retry_step", "report_step", "report_step"
     ]
+    c = service.container
+    replayed = replay(c.settings, c.store, c.read_models)  # the new events rebuild the same rows
+    assert replayed.identical, replayed.as_json()
 
 
 def test_stream_work_sends_current_work_then_follows_changes(service_factory: ServiceFactory) -> None:

@@ -7,7 +7,10 @@ from typing import Any
 
 from conftest import ServiceFactory
 from test_domains_imports import events_of
+from test_orders_codes_events import advance_until
+from test_orders_live import event_names
 from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_wallet_purchase import credit
 from webhook_receiver import wait_until
 
 from infra.clock import ManualClock
@@ -81,3 +84,30 @@ def test_picture_action_still_needs_its_url(service_factory: ServiceFactory) -> 
         )
         unknown = client.post(resolve, json={"nameservers": True})
         assert error_of(unknown, 400, "invalid_request")["field"] == "nameservers"
+
+
+def test_live_order_waits_in_its_dns_step(service_factory: ServiceFactory) -> None:
+    clock = ManualClock()
+    service = service_factory(clock=clock, fulfillment_step_seconds=1)
+    org = service.new_org()
+    credit(service, org, 10_000)
+    with service.client(service.new_key(org, "live")) as live:
+        imported = live.post("/domains/import", json={"domains": ["nsslow-live.com"]})
+        assert imported.status_code == 201, imported.text
+        body = counts(
+            new_workspace(live), a=1, domains=[{"domain": "nsslow-live.com", "suite": "suite_a"}]
+        )
+        order = place(live, body).json()["data"]
+        assert order["status"] == "in_progress"
+        waiting = advance_until(live, clock, order["id"], "action_required")
+        resolve = f"/orders/pending/{waiting['pending_action_id']}/resolve"
+        error_of(live.post(resolve, json={}), 409, "domains_not_submittable")
+        clock.advance(61)
+        resumed = live.post(resolve, json={})
+        assert resumed.status_code == 200, resumed.text
+        assert resumed.json()["data"]["order"]["status"] == "in_progress"
+        done = advance_until(live, clock, order["id"], "completed")
+        assert done["domains"][0]["inboxes"] and done["domains"][0]["dns_records"]
+    names = event_names(service, order["id"])
+    assert names.count("ActionRequired") == 1 and names.count("Resumed") == 1
+    assert names.count("StepCompleted") == 4 and names[-1] == "Completed"

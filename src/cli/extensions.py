@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 import cli.audit  # noqa: F401
+import cli.fulfillment  # noqa: F401
 import cli.wallet  # noqa: F401
 import cli.webhooks  # noqa: F401

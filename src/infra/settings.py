@@ -40,6 +40,9 @@ class Settings:
     data_dir: Path = Path("./var")
     database_url: str | None = None
     database_schema: str = "public"
+    # Connections the event store keeps open per process (twice as many more under load):
+    # a process running only background roles needs few, and PostgreSQL's max_connections is shared.
+    database_pool_size: int = 10
     nats_url: str | None = None
     nats_stream: str = "PARTNER_EVENTS"
     host: str = "127.0.0.1"
@@ -73,6 +76,7 @@ class Settings:
             data_dir=data_dir,
             database_url=env.get("PARTNER_API_DATABASE_URL") or None,
             database_schema=env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
+            database_pool_size=int(env.get("PARTNER_API_DATABASE_POOL_SIZE", "10")),
             nats_url=env.get("NATS_URL") or None,
             nats_stream=env.get("PARTNER_API_NATS_STREAM", "PARTNER_EVENTS"),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),

@@ -4,9 +4,11 @@ Live keys only (a sandbox key is 403 `forbidden`: nothing is bought in the sandb
 domain costs its TLD's registration price; the whole purchase is refused with 402
 `insufficient_funds` when the wallet cannot cover the sum (nothing is bought or charged).
 Names that are taken, premium, invalid, already owned, or on an order in progress are refused
-before anything is charged. The order's domains carry `provider: null`; once it completes they
-are inventory a later order for the same workspace or customer (or any, without a workspace)
-may use.
+before anything is charged (a concurrent purchase or order that took a name first has it
+reported the same way). The order's domains carry `provider: null`; the worker's `register`
+step gives each real mail DNS records (MX, SPF, DKIM with a fresh RSA key, DMARC) shown on its
+`GET /domains/{id}` row; once it completes they are inventory a later order for the same
+workspace or customer (or any, without a workspace) may use.
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ def eventstore_env(settings: Settings) -> dict[str, str]:
             "POSTGRES_USER": unquote(url.username or "postgres"),
             "POSTGRES_PASSWORD": unquote(url.password or ""),
             "POSTGRES_SCHEMA": settings.database_schema,
-            "POSTGRES_POOL_SIZE": "10",
-            "POSTGRES_MAX_OVERFLOW": "20",
+            "POSTGRES_POOL_SIZE": str(settings.database_pool_size),
+            "POSTGRES_MAX_OVERFLOW": str(2 * settings.database_pool_size),
             "POSTGRES_LOCK_TIMEOUT": "10",
         }
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 PER_ORG_CONCURRENCY = 8
 TOTAL_CONCURRENCY = 256
 FETCH_BATCH = 256
+# nats-py's fetch(n > 1) holds a long pull open until n messages or its time-out: waiting
+# there would add up to the time-out to every event's lag. So wait for one message, then take
+# what else is already there with a short follow-up pull.
+FOLLOW_UP_SECONDS = 0.005
 USER_AGENT = "partner-api-webhooks/1"
 # Only these organization events change where and how deliveries go; others (a test event
 # request, a rate-limit change) leave a cached endpoint valid.
@@ -114,7 +118,7 @@ class WebhookDispatcher:
     async def _intake(self, subscription: Any) -> None:
         while True:
             try:
-                messages = await subscription.fetch(FETCH_BATCH, timeout=1.0)
+                messages = await subscription.fetch(1, timeout=1.0)
             except (NatsTimeout, TimeoutError):
                 continue
             except asyncio.CancelledError:
@@ -123,6 +127,9 @@ class WebhookDispatcher:
                 log.exception("webhook intake fetch failed; retrying")
                 await asyncio.sleep(1.0)
                 continue
+            # Nothing more (or a failed follow-up): go on with the message in hand.
+            with contextlib.suppress(Exception):
+                messages += await subscription.fetch(FETCH_BATCH - 1, timeout=FOLLOW_UP_SECONDS)
             try:
                 await self._take_in(messages)
             except asyncio.CancelledError:

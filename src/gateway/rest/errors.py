@@ -114,6 +114,9 @@ def _validation_error(request: Request[Any, Any, Any], exc: ValidationException)
     message = str(first.get("message") or exc.detail or "Invalid request.")
     key = first.get("key")
     source = first.get("source")
+    if source == "body" and key == "data" and message == "'data'":
+        # Litestar's wording for a request that has no body at all.
+        message = "A JSON request body is required."
     if source in ("query", "path", "header", "cookie") and key:
         field: str | None = str(key)
     elif source == "body":

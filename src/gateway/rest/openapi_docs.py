@@ -2,15 +2,20 @@
 
 Litestar documents each handler's success response and its own 400 shape. Our errors all leave
 through one handler as the spec-7 envelope, and every response carries `Service-Request-Id` from
-the outermost layer, so both are added here once rather than on each handler.
+the outermost layer, so both are added here once rather than on each handler. So are the parts
+Litestar cannot see: bodies decoded by hand (for the full `field` path) and `Idempotency-Key`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin
+
+from gateway.rest.order_bodies import OrderBody
+from gateway.rest.purchase import PurchaseBody
 
 ENVELOPE_NAME = "ErrorEnvelope"
 ENVELOPE_REF = {"$ref": f"#/components/schemas/{ENVELOPE_NAME}"}
@@ -58,6 +63,52 @@ WRITE_ERRORS = {
 WRITE_METHODS = {"post", "put", "patch", "delete"}
 OTHER_ERRORS = "Any other error, in the same envelope (codes and statuses in spec 7)."
 
+HAND_DECODED_BODIES: dict[str, type[msgspec.Struct]] = {
+    "createOrder": OrderBody,
+    "createQuote": OrderBody,
+    "purchaseDomains": PurchaseBody,
+}
+BODY_PREFIX = "Body."  # their structs share names (SuiteCounts) with other components
+# operationId -> whether the header is required (else honoured when sent).
+IDEMPOTENCY_KEY: dict[str, bool] = {
+    "createOrder": True,
+    "createWorkspace": True,
+    "purchaseDomains": True,
+    "createSwap": True,
+    "createBundle": False,
+    "createUser": False,
+    "attachPoolDomains": False,
+    "renameSwapUserNames": False,
+}
+
+
+def _idempotency_parameter(required: bool) -> dict[str, Any]:
+    return {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": required,
+        "description": "A retry with the same key and body within 24 h answers the first response.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    }
+
+
+def _document_request(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    operation_id = operation.get("operationId", "")
+    body = HAND_DECODED_BODIES.get(operation_id)
+    if body is not None and "requestBody" not in operation:
+        (ref,), components = msgspec.json.schema_components(
+            [body], ref_template=f"#/components/schemas/{BODY_PREFIX}{{name}}"
+        )
+        schemas.update({f"{BODY_PREFIX}{name}": value for name, value in components.items()})
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": ref}},
+        }
+    if operation_id in IDEMPOTENCY_KEY:
+        parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
+        if all(p.get("name", "").lower() != "idempotency-key" for p in parameters):
+            parameters.append(_idempotency_parameter(IDEMPOTENCY_KEY[operation_id]))
+
 
 def _error_response(description: str) -> dict[str, Any]:
     return {
@@ -67,7 +118,7 @@ def _error_response(description: str) -> dict[str, Any]:
     }
 
 
-def _document_operation(path: str, method: str, operation: dict[str, Any]) -> None:
+def _document_responses(path: str, method: str, operation: dict[str, Any]) -> None:
     responses: dict[str, Any] = operation.setdefault("responses", {})
     for status, response in list(responses.items()):
         if status.isdigit() and int(status) >= 400:
@@ -95,7 +146,8 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             continue
         for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
-                _document_operation(path, method, operation)
+                _document_request(operation, schemas)
+                _document_responses(path, method, operation)
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema
 

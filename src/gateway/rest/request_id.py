@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 import uuid
@@ -13,10 +14,15 @@ from gateway.rest import metrics
 ASGIApp = Any
 
 
+# Unique, not secret: a generator seeded from the OS spares the getrandom() system call of uuid4
+# per request, which is costly on sandboxed kernels. Our own instance, not the module's: anything
+# that seeds the global one (Hypothesis does, per example) would otherwise repeat request ids.
+_ids = random.Random()
+os.register_at_fork(after_in_child=_ids.seed)
+
+
 def new_request_id() -> str:
-    # Unique, not secret: the module generator (seeded from the OS, reseeded after fork) spares
-    # the getrandom() system call of uuid4 per request, which is costly on sandboxed kernels.
-    return str(uuid.UUID(int=random.getrandbits(128), version=4))
+    return str(uuid.UUID(int=_ids.getrandbits(128), version=4))
 
 
 class RequestIdMiddleware:

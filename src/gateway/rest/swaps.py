@@ -18,7 +18,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import Persona, decode_body
+from gateway.rest.order_bodies import Persona
 from services.swap_plan import __doc__ as SWAP_RULES
 from services.swaps import create_swap, get_swap, rename_user_names
 
