@@ -35,5 +35,11 @@ test: $(STAMP) proto lint
 bench: $(STAMP) proto
 	$(BIN)/python -m bench
 
+# The crash, fault and rate-limit tests at PARTNER_API_CHAOS_SCALE times the load and rounds of
+# their short versions in `make test` (PostgreSQL and NATS needed).
+chaos: $(STAMP) proto
+	PARTNER_API_CHAOS_SCALE=$${PARTNER_API_CHAOS_SCALE:-4} $(BIN)/python -m pytest -p no:randomly -s \
+	  tests/test_chaos_crash.py tests/test_chaos_faults.py tests/test_platform_rate_limit.py
+
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

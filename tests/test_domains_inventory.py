@@ -136,6 +136,7 @@ def test_live_forwarding_is_finished_by_the_worker(service: RunningService) -> N
             )
         )
         assert done
+        service.wait_projections()  # the job is read from its aggregate, the row from a projection
         assert domains(client, domain="live1.com")[0]["forwarding_url"] == "https://x.example/"
         # Live work never touches the wallet here: imports and forwarding are free.
         assert client.get("/wallet").json()["data"]["balance_cents"] == 0

@@ -153,7 +153,8 @@ class PostgresDatabase:
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         with self.transaction() as cur:
-            return cur.execute(sql, params).fetchall()
+            rows: list[Row] = cur.execute(sql, params).fetchall()
+            return rows
 
     @contextmanager
     def read(self) -> Iterator[Any]:

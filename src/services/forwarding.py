@@ -24,6 +24,7 @@ from projections.domains import tenant_rows_by_name
 from services.accounts import Principal
 from services.job_views import forwarding_view
 from services.wallet import retry_conflicts
+from webhooks.urls import check_forwarding_target
 
 MAX_DOMAINS = 50
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
@@ -39,6 +40,7 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     url = str(body.get("forwarding_url") or "").strip()
     if not _URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
+    check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
     sent = body.get("domains") or []
     if not 1 <= len(sent) <= MAX_DOMAINS:
         raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")

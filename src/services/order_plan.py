@@ -32,6 +32,7 @@ from projections.orders import domain_rows, owned_free_domains
 from services.bundles import load_bundle
 from services.pricing import price_of, registration_price
 from services.workspaces import check_client, load_workspace
+from webhooks.urls import check_forwarding_target
 
 SUITES = ("suite_a", "suite_b")
 MAX_DOMAINS_PER_SUITE = 100
@@ -305,6 +306,10 @@ def plan_order(
         url = body.get(key)
         if url is not None and not re.match(r"^https?://[^\s/]+", url):
             raise invalid(f"{key} must be an http(s) URL.", key)
+    if body.get("forwarding_url") is not None:
+        check_forwarding_target(
+            body["forwarding_url"], "forwarding_url", container.settings.allow_http_webhooks
+        )
     return Plan(
         destination=destination,
         workspace=workspace,

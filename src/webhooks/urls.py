@@ -32,6 +32,40 @@ def check_url_shape(url: str, allow_http: bool) -> str:
     return parts.hostname
 
 
+LOCAL_NAME_SUFFIXES = (".localhost", ".local", ".internal")
+
+
+def is_local_name(host: str) -> bool:
+    host = host.lower().rstrip(".")
+    return host == "localhost" or host.endswith(LOCAL_NAME_SUFFIXES)
+
+
+def literal_address(host: str) -> str | None:
+    """The IP a host names literally, legacy IPv4 spellings too (`127.1`, `2130706433`)."""
+    try:
+        return str(ipaddress.ip_address(host.split("%", 1)[0]))
+    except ValueError:
+        pass
+    try:
+        return str(ipaddress.IPv4Address(socket.inet_aton(host)))
+    except (OSError, UnicodeError, ValueError):
+        return None
+
+
+def check_forwarding_target(url: str, field: str, allow_private: bool) -> None:
+    """A forwarding URL may be plain http, but must not name a private, loopback, link-local or
+    metadata host (the provider requests it); by name, or by address when it is one."""
+    if allow_private:
+        return
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError as exc:
+        raise invalid(f"{field} is not a valid URL.", field) from exc
+    address = literal_address(host)
+    if is_local_name(host) or (address is not None and not is_public_address(address)):
+        raise invalid(f"{field} must not point at a private, loopback or link-local address.", field)
+
+
 def is_public_address(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
@@ -60,7 +94,7 @@ def check_registration(url: str, allow_http: bool) -> None:
     host = check_url_shape(url, allow_http)
     if allow_http:
         return
-    if host.lower() == "localhost" or host.lower().endswith((".localhost", ".local", ".internal")):
+    if is_local_name(host):
         raise invalid("The webhook URL must point at a public address.", "url")
     if forbidden_addresses(host):
         raise invalid(

@@ -1,0 +1,173 @@
+"""Issue 8: `audit replay` throughput into fresh read models against the raw rate of reading
+the same notifications from the store, on SQLite and PostgreSQL, in one run.
+
+The history is written straight through the aggregates (many per transaction); each store is
+then measured in a child process of its own, so its peak resident size is the replay's alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from audit.records import read_notifications
+from audit.replay import Replay, fresh_database
+from domain.api_keys import ApiKey, hash_secret
+from domain.bundles import Bundle
+from domain.organizations import Organization
+from domain.users import User
+from infra.ids import public_id
+from infra.settings import Settings
+from runtime.container import Container
+from services.bundles import _checked_terms
+
+EVENTS = int(os.environ.get("BENCH_REPLAY_EVENTS", "100000"))
+EVENTS_PER_UNIT = 10
+UNITS_PER_SAVE = 50
+PG_URL = os.environ.get(
+    "PARTNER_API_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+TARGET_RATIO = 0.30
+TARGET_RSS_MIB = 300
+
+
+def _unit(n: int, now: float) -> list[Any]:
+    """Ten events of the kinds the read models handle: an organization with a webhook test,
+    three keys (one revoked), a bundle created and edited, two users."""
+    org = Organization(name=f"Replay {n}", rate_rps=None, rate_burst=None, created_at=now)
+    org.request_webhook_test(environment="test", requested_at=now)
+    org_id = public_id("org", org.id)
+    keys = [
+        ApiKey(org_id=org_id, environment="test", preset="full",
+               secret_hash=hash_secret(f"pk_test_{n}_{i}"), created_at=now)
+        for i in range(3)
+    ]
+    keys[0].revoke(now)
+    terms = {"name": f"Bundle {n}", "monthly_sending_volume": 30_000 + n,
+             "send_on_weekends": n % 2 == 0, "suite_a_percent": None, "suite_b_percent": None,
+             "suite_a_licenses": None}
+    clean, sizing = _checked_terms(terms)
+    bundle = Bundle(org_id=org_id, environment="test", terms=clean, sizing=sizing,
+                    created_at=now)
+    clean, sizing = _checked_terms({**terms, "monthly_sending_volume": 60_000 + n})
+    bundle.edit(clean, sizing, now)
+    users = [
+        User(org_id=org_id, environment="test", workspace_id=f"wsp_{n}", provider="suite_a",
+             client_id=i, email=f"u{n}.{i}@example.com", first_name="Ada", last_name="Lovelace",
+             created_at=now)
+        for i in range(2)
+    ]
+    return [org, *keys, bundle, *users]
+
+
+def write_history(settings: Settings, events: int) -> None:
+    container = Container.build(settings)
+    try:
+        units = events // EVENTS_PER_UNIT
+        now = time.time()
+        for start in range(0, units, UNITS_PER_SAVE):
+            batch = [a for n in range(start, min(units, start + UNITS_PER_SAVE))
+                     for a in _unit(n, now)]
+            container.store.save(*batch)
+    finally:
+        container.close()
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def measure(settings: Settings) -> dict[str, Any]:
+    """In the child: the raw read rate, then the replay rate, with RSS half-way and at the end."""
+    container = Container.build(settings)
+    try:
+        store = container.store
+        stop = store.recorder.max_notification_id() or 0
+        started = time.perf_counter()
+        raw_events = sum(len(batch) for batch in read_notifications(store, 0, stop=stop))
+        raw_seconds = time.perf_counter() - started
+        rss_half: list[float] = []
+
+        def progress(position: int, end: int) -> None:
+            if not rss_half and position >= end // 2:
+                rss_half.append(_rss_mib())
+
+        with fresh_database(settings) as target:
+            started = time.perf_counter()
+            rebuild = Replay(store, container.read_models, target)
+            rebuild.advance(stop, progress)
+            replay_seconds = time.perf_counter() - started
+    finally:
+        container.close()
+    raw_rate = raw_events / raw_seconds
+    replay_rate = rebuild.events / replay_seconds
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "events": rebuild.events,
+        "raw_read_events_per_s": round(raw_rate),
+        "replay_events_per_s": round(replay_rate),
+        "ratio": round(replay_rate / raw_rate, 3),
+        "target_ratio": TARGET_RATIO,
+        "ratio_met": replay_rate / raw_rate >= TARGET_RATIO,
+        "rss_mib_half_way": round(rss_half[0], 1) if rss_half else None,
+        "rss_mib_end": round(_rss_mib(), 1),
+        "peak_rss_mib": round(peak, 1),
+        "rss_met": peak < TARGET_RSS_MIB,
+    }
+
+
+def _measure_in_child(env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.scenario_replay", "measure"],
+        env=env, capture_output=True, text=True, check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _run_store(kind: str) -> dict[str, Any]:
+    data_dir = tempfile.mkdtemp(prefix="bench-replay-")
+    schema = f"bench_replay_{uuid.uuid4().hex[:12]}"
+    env = {**os.environ, "PARTNER_API_DATA_DIR": data_dir}
+    if kind == "postgres":
+        env.update(PARTNER_API_DATABASE_URL=PG_URL, PARTNER_API_DATABASE_SCHEMA=schema,
+                   PARTNER_API_DATABASE_POOL_SIZE="2")
+    else:
+        env.pop("PARTNER_API_DATABASE_URL", None)
+    try:
+        started = time.perf_counter()
+        write_history(Settings.from_env(env), EVENTS)
+        written = time.perf_counter() - started
+        result = _measure_in_child(env)
+        return {"store": kind, "history_write_seconds": round(written, 1), **result}
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        if kind == "postgres":
+            with psycopg.connect(PG_URL, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def run() -> dict[str, Any]:
+    return {
+        "scenario": f"audit replay into fresh read models vs raw notification reads, {EVENTS} "
+        "events (orgs, keys, bundles, users, webhook tests)",
+        "stores": [_run_store(kind) for kind in ("sqlite", "postgres")],
+    }
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["measure"]:
+    print(json.dumps(measure(Settings.from_env())))
