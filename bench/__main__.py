@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries", "scenario_mixed"]
+SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries", "scenario_mixed",
+             "scenario_replay"]
 
 
 def main(argv: list[str]) -> int:

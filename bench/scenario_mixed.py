@@ -333,6 +333,7 @@ def table(result: dict[str, Any]) -> str:
     for name, row in result["endpoints"].items():
         lines.append(f"{name:28} {row['rps']:8.1f} {row['p50_ms']:8.1f} {row['p99_ms']:8.1f} "
                      f"{row['requests']:8d} {row['errors']:6d} {row['server_errors']:4d}")
+    lines.append(f"{'all':28} {result['total_rps']:8.1f}")
     hooks = result["webhooks"]
     lines.append(f"webhooks: {hooks['received']} of {hooks['expected']} received "
                  f"({hooks['posts']} POSTs); lag p50 {hooks['lag_ms']['p50']} ms, "

@@ -54,7 +54,9 @@ def receiver() -> Iterator[Receiver]:
 def test_mixed_scenario_runs_without_server_errors(
     service_factory: ServiceFactory, receiver: Receiver
 ) -> None:
-    running = service_factory(roles=ROLES, allow_http_webhooks=True)
+    # A failed attempt (a stall on the loaded machine) is retried within seconds, not minutes.
+    running = service_factory(roles=ROLES, allow_http_webhooks=True,
+                              webhook_retry_schedule=(0.5, 0.5, 0.5, 0.5))
     settings = running.container.settings
     try:
         secrets = [

@@ -22,7 +22,7 @@ from conftest import PG_URL, RunningService
 ID = re.compile(r"^[a-z]{3}_[A-Za-z0-9_-]{6,}$")
 WRITE_BODY: dict[str, Any] = {}  # the lookup must refuse a foreign id before any body rule
 # Kinds the seed below does not create (live-only or long-running flows, tested elsewhere).
-NOT_SEEDED = ("/pool/", "/swaps/", "/domains/forwarding/jobs/")
+NOT_SEEDED = ("/pool/", "/swaps/")
 
 
 def _ids(value: Any) -> Iterator[str]:
@@ -55,7 +55,9 @@ def _seed(client: httpx.Client) -> set[str]:
                       "send_on_weekends": False})
     destination = {"workspace_id": workspace["workspace_id"]}
     suite = {"domains": 1, "inboxes_per_domain": 2}
-    post("/orders", {"destination": destination, "suite_a": suite})
+    order = post("/orders", {"destination": destination, "suite_a": suite})
+    post("/domains/forwarding", {"domains": [order["domains"][0]["domain"]],
+                                 "forwarding_url": "https://acme.example/"})
     post("/orders", {"destination": destination, "suite_a": suite,
                      "profile_picture_url": "http://10.0.0.5/me.png"})
     post("/domains/import/jobs", {"domains": ["tenancy-import.com"]})
@@ -102,17 +104,19 @@ def test_every_id_route_is_404_for_other_tenants(service: RunningService) -> Non
                 break
     uncovered = {t for m, t in id_routes if m == "get" and t not in proven}
     assert all(any(kind in t for kind in NOT_SEEDED) for t in uncovered), uncovered
-    assert len(proven) >= 6, proven
+    assert len(proven) >= 8, proven
+    one_per_kind = {i.split("_", 1)[0]: i for i in sorted(candidates)}
 
     for method, template in sorted(id_routes):
         base = re.sub(r"\{[a-z_]+\}.*", "", template)
         owned = next((i for t, i in proven.items() if t.startswith(base)), None)
-        if owned is None:
-            continue
-        path = re.sub(r"\{[a-z_]+\}", owned, template)
+        # A route with no readable sibling (resolve an action) gets one id of every kind.
+        tried = [owned] if owned else list(one_per_kind.values())
         kwargs: dict[str, Any] = {} if method == "get" else {"json": WRITE_BODY}
-        for who, client in (("other organization", stranger), ("same org, live", same_org_live)):
-            _assert_not_found(client.request(method.upper(), path, **kwargs), f"{who} {method}")
+        for candidate in tried:
+            path = re.sub(r"\{[a-z_]+\}", candidate, template)
+            for who, client in (("other org", stranger), ("same org, live", same_org_live)):
+                _assert_not_found(client.request(method.upper(), path, **kwargs), who)
     # The foreign calls changed nothing: the owner still reads every resource as before.
     for template, owned in proven.items():
         assert owner.get(re.sub(r"\{[a-z_]+\}", owned, template)).status_code == 200
@@ -140,10 +144,9 @@ def _stored_bytes(service: RunningService) -> bytes:
                 (settings.database_schema,),
             ).fetchall()
             for (table,) in tables:
-                rows = conn.execute(
-                    f'SELECT t::text FROM "{settings.database_schema}"."{table}" t'
-                ).fetchall()
-                chunks += [str(row[0]).encode() for row in rows]
+                rows = conn.execute(f'SELECT * FROM "{settings.database_schema}"."{table}"')
+                for row in rows.fetchall():
+                    chunks += [v if isinstance(v, bytes) else str(v).encode() for v in row]
     return b"\n".join(chunks)
 
 
@@ -278,3 +281,32 @@ def test_body_limit_holds_for_streamed_and_hand_decoded_bodies(service: RunningS
         error = response.json()["error"]
         assert error["code"] == "payload_too_large"
         assert error["request_id"] == response.headers["Service-Request-Id"]
+
+
+def test_signature_checks_refuse_odd_input_without_raising() -> None:
+    from webhooks.signing import (
+        EVENT_ID_HEADER,
+        SIGNATURE_HEADER,
+        TIMESTAMP_HEADER,
+        compute_signature,
+        verify_signature,
+    )
+
+    body, now = b"{}", 1_700_000_000
+    good = compute_signature("whsec_x", now, "evt_1", body)
+    base = {EVENT_ID_HEADER: "evt_1", TIMESTAMP_HEADER: str(now)}
+    assert verify_signature("whsec_x", {**base, SIGNATURE_HEADER: "v1=" + good}, body, now)
+    for signature in ("v1=é" + good[1:], "v1=" + good[:-1], "v0=" + good, "v1=", "é"):
+        headers = {**base, SIGNATURE_HEADER: signature}
+        assert verify_signature("whsec_x", headers, body, now) is False
+    odd_time = {**base, TIMESTAMP_HEADER: "²", SIGNATURE_HEADER: "v1=" + good}
+    assert verify_signature("whsec_x", odd_time, body, now) is False
+
+
+def test_portal_refuses_forged_cookies_and_csrf_without_500(service: RunningService) -> None:
+    forged = {"portal_session": "key_x.9999999999.é" + "0" * 63}
+    with httpx.Client(base_url=service.base_url, timeout=10) as client:
+        home = client.get("/portal", cookies=forged)
+        assert home.status_code < 500, home.text
+        rotate = client.post("/portal/rotate", data={"csrf": "é"}, cookies=forged)
+        assert rotate.status_code < 500, rotate.text

@@ -265,6 +265,7 @@ def test_live_swaps_run_step_by_step_and_charge_the_wallet(service_factory: Serv
         standard = swap(live, of(order, first)).json()["data"]
         assert standard["status"] == "created" and standard["charged_cents"] == 1299
         assert live.get("/wallet").json()["data"]["balance_cents"] == balance - 1299
+        assert error_of(swap(live, of(order, first)), 409, "conflict")["field"] == "domain"
         doomed = swap(live, of(order, second, "premium", new_domain="mailfail-live.com"))
         doomed = doomed.json()["data"]
         done = wait_swap(live, standard["id"], lambda s: s["status"] == "completed")

@@ -121,7 +121,8 @@ class Replay:
     def advance(self, stop: int, progress: Progress | None = None) -> None:
         mapper = self.store.mapper
         for notifications in read_notifications(self.store, self.position, stop=stop):
-            with self.target.transaction() as cur:
+            # One transaction per batch of notifications, pipelined on PostgreSQL.
+            with self.target.bulk_transaction() as cur:
                 for notification in notifications:
                     event = mapper.to_domain_event(notification)
                     for model in self.models:

@@ -35,6 +35,10 @@ class Database(Protocol):
         """Context manager yielding a Cursor; commits on success, rolls back on error."""
         ...
 
+    def bulk_transaction(self) -> Any:
+        """As `transaction`, for many writes whose results are not read back (rowcount)."""
+        ...
+
     def read(self) -> Any:
         """Context manager yielding a Cursor for reads (no write lock taken)."""
         ...
@@ -88,6 +92,9 @@ class SQLiteDatabase:
             conn.commit()
         finally:
             cur.close()
+
+    def bulk_transaction(self) -> Any:
+        return self.transaction()
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # In autocommit mode one write statement is its own transaction and takes the write
@@ -149,6 +156,18 @@ class PostgresDatabase:
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield _PgCursor(cur)
+
+    @contextmanager
+    def bulk_transaction(self) -> Iterator[Any]:
+        # Pipeline mode sends statements without waiting for each reply (a fetch still waits
+        # for its own): a replay of many small writes otherwise pays one round trip per row.
+        with (
+            self._pool.connection() as conn,
+            conn.pipeline(),
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             yield _PgCursor(cur)
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -22,7 +22,7 @@ from typing import Any
 from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import ACTIVE_STATES, COMPLETED, Order
-from domain.swaps import OPEN_STATES
+from domain.swaps import OPEN_STATES, Swap
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
@@ -60,14 +60,21 @@ def personas_of(item: dict[str, Any]) -> list[dict[str, str]]:
     return [dict(inbox["persona"]) for inbox in item.get("inboxes", [])]
 
 
-def _open_swap_on(cur: Any, tenant: str, order_id: str, name: str) -> bool:
+def _open_swap_on(container: Any, cur: Any, tenant: str, order_id: str, name: str) -> bool:
+    """Whether a swap of this domain is still under way. The worker's moves reach the read
+    model a moment after they are saved, so the candidates it lists are confirmed on the
+    aggregates."""
     marks = ", ".join("?" for _ in OPEN_STATES)
-    row = cur.execute(
+    rows = cur.execute(
         f"SELECT id FROM swaps WHERE tenant = ? AND order_id = ? AND domain = ? "
         f"AND status IN ({marks})",
         (tenant, order_id, name, *OPEN_STATES),
-    ).fetchone()
-    return row is not None
+    ).fetchall()
+    for row in rows:
+        found = container.store.find(parse_id("swp", str(row["id"])), Swap)
+        if isinstance(found, Swap) and found.is_open:
+            return True
+    return False
 
 
 def _registered(name: str) -> DomainError:
@@ -143,7 +150,7 @@ def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> Swa
     old = _live_item(order, old_name, "domain")
     suite = str(old.get("suite") or "suite_a")
     with container.read_db.read() as cur:
-        if _open_swap_on(cur, order.tenant, public_id("ord", order.id), old_name):
+        if _open_swap_on(container, cur, order.tenant, public_id("ord", order.id), old_name):
             raise DomainError(
                 "conflict", f"A swap of {old_name} is already under way.", field="domain"
             )
@@ -183,7 +190,7 @@ def plan_rename(container: Any, principal: Principal, body: dict[str, Any]) -> S
         if not rows:
             raise NotFound("live domain on a completed order", field="domain")
         order_id = str(rows[-1]["order_id"])
-        if _open_swap_on(cur, principal.tenant, order_id, name):
+        if _open_swap_on(container, cur, principal.tenant, order_id, name):
             raise DomainError("conflict", f"A swap of {name} is already under way.", field="domain")
     order = load_tenant_order(container, principal, order_id, "domain")
     old = _live_item(order, name, "domain")

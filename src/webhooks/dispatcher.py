@@ -43,6 +43,7 @@ FETCH_BATCH = 256
 # what else is already there with a short follow-up pull.
 FOLLOW_UP_SECONDS = 0.005
 USER_AGENT = "partner-api-webhooks/1"
+CLIENT_IDLE_SECONDS = 300.0
 # Only these organization events change where and how deliveries go; others (a test event
 # request, a rate-limit change) leave a cached endpoint valid.
 ENDPOINT_EVENTS = ("Organization.WebhookEndpointSet", "Organization.WebhookSecretRotated")
@@ -69,7 +70,11 @@ class WebhookDispatcher:
         self._outcomes: list[tuple[str, Outcome, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._nc: Any = None
-        self._client: httpx.AsyncClient | None = None
+        # One connection pool per organization, sized to its concurrency: httpcore scans every
+        # connection of a pool on each request, so one shared pool of hundreds of connections
+        # costs twice the CPU per delivery; and a hung receiver holds only its own pool.
+        self._clients: dict[str, httpx.AsyncClient] = {}
+        self._client_used: dict[str, float] = {}
 
     def describe(self) -> str:
         return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
@@ -89,13 +94,6 @@ class WebhookDispatcher:
                 max_ack_pending=20_000,
             ),
         )
-        self._client = httpx.AsyncClient(
-            follow_redirects=False,  # a 3xx is a failed attempt, never followed
-            timeout=httpx.Timeout(self.timeout),
-            limits=httpx.Limits(
-                max_connections=TOTAL_CONCURRENCY, max_keepalive_connections=TOTAL_CONCURRENCY
-            ),
-        )
         self._loops = [
             asyncio.create_task(self._intake(subscription), name="webhook-intake"),
             asyncio.create_task(self._poll_due(), name="webhook-due"),
@@ -110,8 +108,8 @@ class WebhookDispatcher:
             await asyncio.gather(self._writer, return_exceptions=True)
         for event_id in list(self._in_flight):
             await anyio.to_thread.run_sync(release, self.db, event_id)
-        if self._client is not None:
-            await self._client.aclose()
+        for client in self._clients.values():
+            await client.aclose()
         if self._nc is not None:
             await self._nc.close()
 
@@ -163,6 +161,7 @@ class WebhookDispatcher:
 
     async def _poll_due(self) -> None:
         interval = min(0.25, max(self.settings.poll_interval_seconds, 0.02))
+        next_sweep = time.monotonic() + CLIENT_IDLE_SECONDS / 10
         while True:
             try:
                 claimed = await anyio.to_thread.run_sync(
@@ -175,6 +174,9 @@ class WebhookDispatcher:
                 claimed = []
             for due in claimed:
                 self._spawn(due)
+            if time.monotonic() > next_sweep:
+                next_sweep = time.monotonic() + CLIENT_IDLE_SECONDS / 10
+                await self._close_idle_clients()
             await asyncio.sleep(interval)
 
     def _spawn(self, due: Due) -> None:
@@ -219,16 +221,42 @@ class WebhookDispatcher:
         )
         headers["Content-Type"] = "application/json"
         headers["User-Agent"] = USER_AGENT
-        assert self._client is not None
+        client = self._client_for(due.org_id)
         try:
             with anyio.fail_after(self.timeout):
-                response = await self._client.post(endpoint.url, content=body, headers=headers)
+                response = await client.post(endpoint.url, content=body, headers=headers)
         except TimeoutError:
             return done(None, f"timed out after {self.timeout:g} s")
         except httpx.HTTPError as exc:
             return done(None, f"{type(exc).__name__}: {exc}"[:500])
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
         return done(response.status_code, error)
+
+    def _client_for(self, org_id: str) -> httpx.AsyncClient:
+        self._client_used[org_id] = time.monotonic()
+        client = self._clients.get(org_id)
+        if client is None:
+            client = self._clients[org_id] = httpx.AsyncClient(
+                follow_redirects=False,  # a 3xx is a failed attempt, never followed
+                timeout=httpx.Timeout(self.timeout),
+                limits=httpx.Limits(
+                    max_connections=PER_ORG_CONCURRENCY,
+                    max_keepalive_connections=PER_ORG_CONCURRENCY,
+                ),
+            )
+        return client
+
+    async def _close_idle_clients(self) -> None:
+        """Close the pools of organizations with nothing sent for a while; a request started
+        after that would have taken the pool again, so none of them is in use."""
+        idle_since = time.monotonic() - max(CLIENT_IDLE_SECONDS, 2 * self.lease)
+        for org_id, used in list(self._client_used.items()):
+            if used < idle_since:
+                del self._client_used[org_id]
+                client = self._clients.pop(org_id, None)
+                if client is not None:
+                    with contextlib.suppress(Exception):  # a pool that fails to close is dropped
+                        await client.aclose()
 
     async def _record(self, event_id: str, outcome: Outcome) -> str:
         """Store the attempt; attempts finishing while a write is on its way share the next

@@ -53,14 +53,14 @@ def verify_signature(
     event_id = lowered.get(EVENT_ID_HEADER.lower(), "")
     timestamp = lowered.get(TIMESTAMP_HEADER.lower(), "")
     signature = lowered.get(SIGNATURE_HEADER.lower(), "")
-    if not event_id or not timestamp.isdigit() or not signature:
+    if not event_id or not (timestamp.isascii() and timestamp.isdigit()) or not signature:
         return False
     if abs(now - int(timestamp)) > tolerance:
         return False
     expected = compute_signature(secret, int(timestamp), event_id, body)
     candidates = signature.replace(",", " ").split()
     return any(
-        hmac.compare_digest(candidate.removeprefix("v1="), expected)
+        hmac.compare_digest(candidate.removeprefix("v1=").encode(), expected.encode())
         for candidate in candidates
         if candidate.startswith("v1=")
     )

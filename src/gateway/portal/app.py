@@ -61,8 +61,9 @@ def _session(container: Container, request: Request[Any, Any, Any]) -> Session |
     key_id, _, rest = token.partition(".")
     expires, _, signature = rest.partition(".")
     secret = container.settings.secret_key
+    # Bytes: compare_digest refuses non-ASCII str (a 500), and the cookie is the caller's.
     if not expires.isdigit() or not hmac.compare_digest(
-        signature, _sign(secret, f"{key_id}.{expires}")
+        signature.encode(), _sign(secret, f"{key_id}.{expires}").encode()
     ):
         return None
     if int(expires) < container.clock.now():
@@ -79,7 +80,8 @@ async def _form_session(
     container = container_of(request)
     session = await anyio.to_thread.run_sync(_session, container, request)
     form = dict(await request.form())
-    if session is None or not hmac.compare_digest(str(form.get("csrf", "")), session.csrf):
+    csrf = str(form.get("csrf", "")).encode()
+    if session is None or not hmac.compare_digest(csrf, session.csrf.encode()):
         raise PermissionError("not signed in")
     return container, session, form
 
