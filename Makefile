@@ -41,5 +41,10 @@ chaos: $(STAMP) proto
 	PARTNER_API_CHAOS_SCALE=$${PARTNER_API_CHAOS_SCALE:-4} $(BIN)/python -m pytest -p no:randomly -s \
 	  tests/test_chaos_crash.py tests/test_chaos_faults.py tests/test_platform_rate_limit.py
 
+# Schemathesis against the served OpenAPI document with PARTNER_API_FUZZ_EXAMPLES (default 60)
+# random examples per operation, on SQLite and PostgreSQL; `make test` runs a seeded short pass.
+fuzz: $(STAMP) proto
+	PARTNER_API_FUZZ_DEEP=1 $(BIN)/python -m pytest -p no:randomly -s tests/test_fuzz_openapi.py
+
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

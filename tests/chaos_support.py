@@ -332,7 +332,8 @@ def assert_nothing_lost(
     secret: str,
     accepted: list[str],
     compare_replay: bool = True,
-) -> None:
+) -> int:
+    """Returns how many public events were checked at the receiver."""
     # The history holds each accepted order exactly once and no other (none duplicated by a
     # retry, none placed without its client hearing of it).
     assert sorted(order_ids_in_store(container, org_id)) == sorted(accepted)
@@ -361,3 +362,4 @@ def assert_nothing_lost(
         if r.event["type"] == "order.completed"
     }
     assert completed >= set(accepted)
+    return len(expected)

@@ -62,15 +62,18 @@ def test_writes_go_on_while_nats_is_down_and_events_follow(
     try:
         down_at = len(load.accepted)
         load.wait_placed(down_at + 4)  # accepted while NATS is down
-        assert len(load.accepted) >= down_at + 4
+        during = len(load.accepted) - down_at
+        assert during >= 4
         assert nats.process is not None and nats.process.poll() is not None
     finally:
         nats.start()  # same port, same store: the stream and the durable consumer come back
     load.join()
     accepted = list(load.accepted.values())
-    assert_nothing_lost(
+    events = assert_nothing_lost(
         cluster, container, receiver, tenant.org_id, tenant.secret, accepted, compare_replay=False
     )
+    print(f"\nchaos nats: {during} orders accepted while NATS was down; {len(accepted)} orders, "
+          f"{events} webhook events, 0 lost")
 
 
 def terminate_connections(application_name: str) -> int:
@@ -94,11 +97,13 @@ def test_service_recovers_when_postgres_drops_its_connections(
     load.join()
     assert cut >= 5  # every role holds connections: each cut hit all of them
     accepted = list(load.accepted.values())
-    assert_nothing_lost(
+    events = assert_nothing_lost(
         cluster, container, receiver, tenant.org_id, tenant.secret, accepted, compare_replay=False
     )
     for role, process in cluster.processes.items():
         assert process.poll() is None, f"{role} died of the dropped connections"
+    print(f"\nchaos postgres: {cut} connections terminated in {3 * SCALE} cuts; "
+          f"{len(accepted)} orders, {events} webhook events, 0 lost")
 
 
 WEBHOOK_ROLES = ["gateway", "projections", "publisher", "dispatcher"]
