@@ -37,7 +37,7 @@ EVENTS = int(os.environ.get("BENCH_DELIVERIES", "3000"))
 # plain loop keeps.
 ORGANIZATIONS = 8
 PLAIN_CONCURRENCY = 64
-LAG_RATE = 200.0
+LAG_RATE = float(os.environ.get("BENCH_LAG_RATE", "200"))
 LAG_SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
 # The delivery path in one process; the read models in another, as production runs them.
 DELIVERY_ROLES = ["publisher", "dispatcher"]
@@ -199,7 +199,7 @@ def run() -> dict[str, Any]:
     ratio = ours_rate / plain_rate if plain_rate else 0.0
     p99 = percentile(lags, 0.99)
     return {
-        "scenario": "signed webhook deliveries vs a plain httpx.AsyncClient POST loop; lag at 200/s",
+        "scenario": "signed webhook deliveries vs a plain httpx.AsyncClient POST loop; lag at a rate",
         "events": EVENTS,
         "deliveries_per_second": round(ours_rate, 1),
         "plain_loop_per_second": round(plain_rate, 1),
@@ -218,5 +218,5 @@ def run() -> dict[str, Any]:
             "max": round(max(lags), 1),
         },
         "target_lag_p99_ms": 100,
-        "lag_met": p99 < 100,
+        "lag_met": p99 < 100 and LAG_RATE >= 200,
     }

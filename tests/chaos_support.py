@@ -50,11 +50,8 @@ def require_postgres() -> None:
 
 
 class PrivateNats(EmbeddedNats):
-    """A nats-server for one test: stopped and started again on the same port and store."""
-
-    def __init__(self, data_dir: Path) -> None:
-        super().__init__(data_dir)
-        self.log_path = self.store_dir / "nats-server.log"
+    """A nats-server for one test (never the machine's 4222): `stop()` and `start()` again
+    bring it back on the same port with the same store, streams and durable consumers."""
 
 
 @dataclass

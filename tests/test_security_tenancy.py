@@ -310,3 +310,23 @@ def test_portal_refuses_forged_cookies_and_csrf_without_500(service: RunningServ
         assert home.status_code < 500, home.text
         rotate = client.post("/portal/rotate", data={"csrf": "é"}, headers=forged)
         assert rotate.status_code < 500, rotate.text
+
+
+def test_nul_characters_are_refused_at_the_edge(service: RunningService) -> None:
+    with service.partner() as client:
+        answers = [
+            client.post("/domains/availability", json={"domains": ["a\x00b.com"]}),
+            client.post(
+                "/workspaces", json={"provider": "u", "name": "x\x00",
+                                     "credentials": {"api_key": "key_good"}},
+                headers={"Idempotency-Key": uuid.uuid4().hex},
+            ),
+            client.get("/domains", params={"status": "a\x00"}),
+        ]
+        for response in answers:
+            assert response.status_code == 400, response.text
+            assert response.json()["error"]["code"] == "invalid_request"
+        # A literal backslash-u text is not a NUL and passes.
+        fine = client.post("/domains/availability", json={"domains": ["a\\u0000b.com"]})
+        assert fine.status_code == 200, fine.text
+        assert client.get("/me").status_code == 200

@@ -142,7 +142,9 @@ def test_failed_after_five_attempts_then_redelivered(
     delivered = event_when(partner, event["id"], "delivered")
     assert len(delivered["attempts"]) == 6
     got = receiver.of_event(event["id"])
-    assert len(got) == 6 and {r.event["id"] for r in got} == {event["id"]}
+    # An attempt that timed out under load may never have reached the receiver.
+    answered = sum(1 for a in delivered["attempts"] if a["status_code"] is not None)
+    assert answered <= len(got) <= 6 and {r.event["id"] for r in got} == {event["id"]}
     assert independently_verified(secret, got[-1])
 
 

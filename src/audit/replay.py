@@ -1,9 +1,13 @@
 """Rebuild every read model from the event history into a fresh store and compare it, table by
 table, with the live read models.
 
-The fresh store is the live store's kind (a scratch SQLite file, or a scratch PostgreSQL
-schema), dropped afterwards. Events stream in batches and rows are compared through digests,
-so memory stays flat however long the history is.
+The fresh store is a scratch SQLite file whatever the live store's kind (read-model SQL runs
+unchanged on both; booleans, the one type they return differently, are compared as 0/1): a
+throwaway file needs no journal and no fsync, and handlers that read back never wait on a
+server. It is deleted afterwards. Events stream in batches, the next read while one is applied;
+only events some read model handles are decoded; writes go out per table with `executemany`
+(`audit.batched_writes`). Rows are compared through digests, so memory stays flat however long
+the history is.
 """
 
 from __future__ import annotations
@@ -13,16 +17,21 @@ import hashlib
 import json
 import shutil
 import tempfile
+import threading
 import time
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty, Full, Queue
 from typing import Any
 
+from eventsourcing.persistence import Notification
+from eventsourcing.utils import resolve_topic
+
+from audit.batched_writes import BatchedWrites
 from audit.records import read_notifications
-from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from projections.base import ReadModel
 from projections.follower import tracked_position
@@ -30,8 +39,11 @@ from projections.runner import READ_MODELS_TRACKING, ReadModels
 from services.store import EventStore
 
 Progress = Callable[[int, int], None]
+Handler = Callable[[Any, Any, int], None]
 SAMPLES = 5
 ATTEMPTS = 5
+BATCH = 5000  # notifications per read and per transaction of the fresh store
+READ_AHEAD = 2  # batches read ahead of the one being applied: bounds memory
 
 
 @dataclass
@@ -83,20 +95,11 @@ class ReplayReport:
 
 @contextlib.contextmanager
 def fresh_database(settings: Settings) -> Iterator[Database]:
-    """A scratch store of the live store's kind, removed on exit."""
-    if settings.database_url:
-        schema = f"audit_replay_{uuid.uuid4().hex[:12]}"
-        pg = PostgresDatabase(settings.database_url, schema, max_size=2)
-        try:
-            yield pg
-        finally:
-            with pg.transaction() as cur:
-                cur.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-            pg.close()
-        return
+    """A scratch SQLite file, removed on exit (on disk, not in memory: its size grows with the
+    history)."""
     scratch = Path(tempfile.mkdtemp(prefix="partner-api-replay-"))
-    # Scratch data: nothing is lost by skipping fsync, and the rebuild runs faster.
-    sqlite = SQLiteDatabase(scratch / "replay.sqlite", durable=False)
+    # Scratch data: nothing is lost by skipping fsync and the journal, and the rebuild runs faster.
+    sqlite = SQLiteDatabase(scratch / "replay.sqlite", durable=False, journal_mode="OFF")
     try:
         yield sqlite
     finally:
@@ -117,16 +120,30 @@ class Replay:
                 model.create_tables(cur)
         self.position = 0
         self.events = 0
+        self._handlers: dict[str, list[Handler]] = {}
+
+    def handlers(self, topic: str) -> list[Handler]:
+        """The read models' `apply` for events of this topic; empty if none handles them."""
+        found = self._handlers.get(topic)
+        if found is None:
+            name = resolve_topic(topic).__qualname__
+            found = [model.apply for model in self.models if model.handles(name)]
+            self._handlers[topic] = found
+        return found
 
     def advance(self, stop: int, progress: Progress | None = None) -> None:
-        mapper = self.store.mapper
-        for notifications in read_notifications(self.store, self.position, stop=stop):
-            # One transaction per batch of notifications, pipelined on PostgreSQL.
+        to_domain_event = self.store.mapper.to_domain_event
+        for notifications in read_ahead(self.store, self.position, stop):
             with self.target.bulk_transaction() as cur:
+                writes = BatchedWrites(cur)
                 for notification in notifications:
-                    event = mapper.to_domain_event(notification)
-                    for model in self.models:
-                        model.apply(cur, event, notification.id)
+                    handlers = self.handlers(notification.topic)
+                    if not handlers:
+                        continue  # not decoded: no read model would look at it
+                    event = to_domain_event(notification)
+                    for apply in handlers:
+                        apply(writes, event, notification.id)
+                writes.flush()
             self.position = notifications[-1].id
             self.events += len(notifications)
             if progress is not None:
@@ -135,6 +152,44 @@ class Replay:
 
     def compare(self) -> list[TableComparison]:
         return [compare_table(table, self.live.db, self.target) for table in self.live.tables()]
+
+
+def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[Notification]]:
+    """`read_notifications`, with the next batches read in a thread while one is applied (a
+    read is mostly waiting on the store), at most READ_AHEAD of them held."""
+    batches: Queue[Sequence[Notification] | BaseException | None] = Queue(maxsize=READ_AHEAD)
+    closed = threading.Event()
+
+    def offer(item: Sequence[Notification] | BaseException | None) -> bool:
+        while not closed.is_set():
+            try:
+                batches.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for notifications in read_notifications(store, after, stop=stop, batch=BATCH):
+                if not offer(notifications):
+                    return
+            offer(None)
+        except BaseException as error:  # handed to the reading side, raised there
+            offer(error)
+
+    reader = threading.Thread(target=read, name="audit-replay-read", daemon=True)
+    reader.start()
+    try:
+        while (item := batches.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        closed.set()
+        with contextlib.suppress(Empty):
+            batches.get_nowait()  # unblock a reader waiting to put
+        reader.join()
 
 
 def replay(
@@ -158,7 +213,9 @@ def _rows(db: Database, table: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
     with db.read() as cur:
         cur.execute(f"SELECT * FROM {table}")
         while (row := cur.fetchone()) is not None:
-            canonical = json.dumps(row, sort_keys=True, default=str, separators=(",", ":"))
+            # PostgreSQL returns BOOLEAN columns as bool, the SQLite replay as 0/1.
+            same = {name: int(v) if isinstance(v, bool) else v for name, v in row.items()}
+            canonical = json.dumps(same, sort_keys=True, default=str, separators=(",", ":"))
             yield hashlib.blake2b(canonical.encode(), digest_size=16).digest(), row
 
 

@@ -57,13 +57,14 @@ def _dict_factory(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 class SQLiteDatabase:
     dialect = "sqlite"
 
-    def __init__(self, path: Path, durable: bool = True) -> None:
+    def __init__(self, path: Path, durable: bool = True, journal_mode: str = "WAL") -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         # Non-durable files skip fsync entirely: for state that may be lost on power failure.
         self._synchronous = "NORMAL" if durable else "OFF"
         self._local = threading.local()
-        self._connection().execute("PRAGMA journal_mode=WAL").fetchall()
+        # OFF only suits throwaway files: a failed transaction cannot be rolled back.
+        self._connection().execute(f"PRAGMA journal_mode={journal_mode}").fetchall()
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

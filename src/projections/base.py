@@ -46,6 +46,10 @@ class ReadModel:
         for statement in self.ddl:
             cur.execute(statement)
 
+    def handles(self, event_name: str) -> bool:
+        """Whether `apply` does anything for events named `Aggregate.Event`."""
+        return event_name in self._dispatch
+
     def apply(self, cur: Any, event: DomainEventProtocol[Any], position: int) -> None:
         method = self._dispatch.get(type(event).__qualname__)
         if method is not None:

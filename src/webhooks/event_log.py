@@ -55,6 +55,9 @@ class WebhookEventLog(ReadModel):
         load_mappers()
         self.store = store
 
+    def handles(self, event_name: str) -> bool:
+        return event_name in MAPPERS
+
     def apply(self, cur: Any, event: Any, position: int) -> None:
         # Every mapped event, whichever capability registered it: no @on list to keep in sync.
         if self.store is None or type(event).__qualname__ not in MAPPERS:

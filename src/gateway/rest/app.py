@@ -15,10 +15,12 @@ from gateway.portal.app import PortalController
 from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
+from gateway.rest.me import ME_PATH, serve_me
 from gateway.rest.openapi_docs import PartnerOpenAPIJson
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
+from gateway.rest.text_rules import refuse_nul_characters
 from runtime.container import Container
 
 BASE_PATH = "/partner/v1"
@@ -50,6 +52,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
         path=BASE_PATH,
         route_handlers=partner_controllers(),
         middleware=[AuthAndRateLimitMiddleware()],
+        before_request=refuse_nul_characters,
     )
     extra_routes: list[Any] = container.extras.get("extra_routes", [])
     container.extras.setdefault("page_tokens", PageTokens(container.settings.secret_key))
@@ -68,7 +71,11 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
 
 def create_app(container: Container, lifespans: list[Lifespan] | None = None) -> Any:
     """The ASGI callable served: the request-id layer wraps everything, 404s included."""
-    return RequestIdMiddleware(create_litestar(container, lifespans))
+
+    async def me(scope: dict[str, Any], send: Any) -> None:
+        await serve_me(container, scope, send)
+
+    return RequestIdMiddleware(create_litestar(container, lifespans), {ME_PATH: me})
 
 
 @asynccontextmanager

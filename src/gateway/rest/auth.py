@@ -28,20 +28,7 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
     exclude_path_pattern = tuple(f"^{path}" for path in PUBLIC_PATHS)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        container = scope["app"].state["container"]
-        principal = _authenticate(container, scope)
-        bucket = f"{principal.org_id}:{principal.environment}"
-        rate = principal.rate_rps or container.settings.default_rate_rps
-        burst = principal.rate_burst or container.settings.default_rate_burst
-        decision = container.rate_limiter.spend(bucket, rate, burst)
-        headers = [
-            (b"ratelimit-limit", str(decision.limit).encode()),
-            (b"ratelimit-remaining", str(decision.remaining).encode()),
-            (b"ratelimit-reset", str(decision.reset_seconds).encode()),
-        ]
-        if not decision.allowed:
-            metrics.RATE_LIMITED.inc()
-            raise RateLimited(decision.retry_after_seconds, headers)
+        principal, headers = authorize(scope["app"].state["container"], scope)
         # Checked here rather than in a Litestar guard: a sync guard is run in the thread pool,
         # a hand-off per request that cost more than the whole key check and rate limit.
         check_permission(str(scope.get("method", "GET")), scope["route_handler"].opt, principal.preset)
@@ -55,6 +42,25 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
         await next_app(scope, receive, send_with_headers)
 
 
+def authorize(container: Any, scope: Any) -> tuple[Principal, list[tuple[bytes, bytes]]]:
+    """The key's principal and the RateLimit headers, after spending one token of its
+    organization's allowance; 401 before any spending, 429 when the allowance is used up."""
+    principal = _authenticate(container, scope)
+    bucket = f"{principal.org_id}:{principal.environment}"
+    rate = principal.rate_rps or container.settings.default_rate_rps
+    burst = principal.rate_burst or container.settings.default_rate_burst
+    decision = container.rate_limiter.spend(bucket, rate, burst)
+    headers = [
+        (b"ratelimit-limit", str(decision.limit).encode()),
+        (b"ratelimit-remaining", str(decision.remaining).encode()),
+        (b"ratelimit-reset", str(decision.reset_seconds).encode()),
+    ]
+    if not decision.allowed:
+        metrics.RATE_LIMITED.inc()
+        raise RateLimited(decision.retry_after_seconds, headers)
+    return principal, headers
+
+
 class RateLimited(DomainError):
     def __init__(self, retry_after: int, headers: list[tuple[bytes, bytes]]) -> None:
         super().__init__(
@@ -66,7 +72,7 @@ class RateLimited(DomainError):
         self.headers["Retry-After"] = str(retry_after)
 
 
-def _authenticate(container: Any, scope: Scope) -> Principal:
+def _authenticate(container: Any, scope: Any) -> Principal:
     header = b""
     for name, value in scope["headers"]:
         if name == b"authorization":

@@ -6,6 +6,7 @@ import logging
 import re
 from typing import Any
 
+import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -78,6 +79,27 @@ def error_response(
     status = STATUS_BY_CODE.get(error.code, 400)
     body = envelope(request_id_of(request), error.code, error.message, error.field, error.details)
     return Response(body, status_code=status, headers=headers or getattr(error, "headers", None))
+
+
+async def send_raw_error(send: Any, request_id: str, error: Exception, where: str) -> None:
+    """The response `handle_exception` gives, byte for byte, for routes served as raw ASGI."""
+    if isinstance(error, DomainError):
+        status = STATUS_BY_CODE.get(error.code, 400)
+        body = envelope(request_id, error.code, error.message, error.field, error.details)
+        extra = getattr(error, "headers", None) or {}
+    else:
+        log.exception("unhandled error on %s", where)
+        status, extra = 500, {}
+        body = envelope(
+            request_id,
+            "internal_error",
+            "Something went wrong on our side; retry with backoff and keep the request id.",
+        )
+    encoded = msgspec.json.encode(body)
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra.items()]
+    headers += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(encoded))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": encoded, "more_body": False})
 
 
 _MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")

@@ -1,4 +1,9 @@
-"""GET /me: the cheapest key check (spec 4.1)."""
+"""GET /me: the cheapest key check (spec 4.1).
+
+The Litestar handler documents the route and serves its variants (a query string, a trailing
+slash); the plain `GET /partner/v1/me` that clients poll is answered by `serve_me` as raw ASGI
+from the outermost layer, the same checks and bytes without the framework's per-request layers.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ from typing import Any
 import msgspec
 from litestar import Controller, Request, get
 
-from gateway.rest.auth import principal_of
+from gateway.rest.auth import authorize, principal_of
+from gateway.rest.errors import send_raw_error
+from services.accounts import Principal
 
 
 class ApiKeyInfo(msgspec.Struct):
@@ -35,10 +42,35 @@ class MeController(Controller):
 
     @get(operation_id="getMe", summary="Check the API key and see its organization")
     async def me(self, request: Request[Any, Any, Any]) -> MeResponse:
-        principal = principal_of(request)
-        return MeResponse(
-            data=MeData(
-                api_key=ApiKeyInfo(principal.environment, principal.preset),
-                partner=PartnerInfo(principal.org_id, principal.org_name),
-            )
+        return me_response(principal_of(request))
+
+
+def me_response(principal: Principal) -> MeResponse:
+    return MeResponse(
+        data=MeData(
+            api_key=ApiKeyInfo(principal.environment, principal.preset),
+            partner=PartnerInfo(principal.org_id, principal.org_name),
         )
+    )
+
+
+ME_PATH = "/partner/v1/me"
+_encode = msgspec.json.Encoder().encode
+
+
+async def serve_me(container: Any, scope: dict[str, Any], send: Any) -> None:
+    """`GET /partner/v1/me` as raw ASGI: what the Litestar route answers, byte for byte."""
+    scope["path_template"] = ME_PATH
+    try:
+        principal, rate_headers = authorize(container, scope)
+    except Exception as error:  # noqa: BLE001 - answered like Litestar's exception handler
+        await send_raw_error(send, scope["request_id"], error, f"GET {ME_PATH}")
+        return
+    body = _encode(me_response(principal))
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(body)),
+        *rate_headers,
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

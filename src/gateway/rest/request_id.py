@@ -7,11 +7,14 @@ import os
 import random
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gateway.rest import metrics
 
 ASGIApp = Any
+# A route answered here without the framework: (scope, send) with the request id in the scope.
+DirectRoute = Callable[[dict[str, Any], Any], Awaitable[None]]
 
 
 # Unique, not secret: a generator seeded from the OS spares the getrandom() system call of uuid4
@@ -26,8 +29,11 @@ def new_request_id() -> str:
 
 
 class RequestIdMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, direct_gets: dict[str, DirectRoute] | None = None) -> None:
         self.app = app
+        # Hot GET paths served without Litestar's layers; only in their plain form (no query
+        # string), anything else about them is left to the framework.
+        self.direct_gets = direct_gets or {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -48,8 +54,14 @@ class RequestIdMiddleware:
                 message["headers"] = [*message.get("headers", []), header]
             await send(message)
 
+        direct = None
+        if scope["method"] == "GET" and not scope.get("query_string"):
+            direct = self.direct_gets.get(scope["path"])
         try:
-            await self.app(scope, receive, send_with_id)
+            if direct is not None:
+                await direct(scope, send_with_id)
+            else:
+                await self.app(scope, receive, send_with_id)
         except Exception:
             if response_started:
                 raise
