@@ -83,12 +83,18 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
 
 
 def _idempotency_parameter(required: bool) -> dict[str, Any]:
+    description = "A retry with the same key and body within 24 h answers the first response."
+    schema: dict[str, Any] = {"type": "string", "maxLength": 255}
+    if required:
+        schema["minLength"] = 1
+    else:
+        description += " An empty value counts as not sent."
     return {
         "name": "Idempotency-Key",
         "in": "header",
         "required": required,
-        "description": "A retry with the same key and body within 24 h answers the first response.",
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        "description": description,
+        "schema": schema,
     }
 
 
