@@ -136,3 +136,34 @@ def test_bad_key_does_not_spend_allowance(service_factory) -> None:  # type: ign
             assert bad.get("/me").status_code == 401
     with service.client(key) as good:
         assert good.get("/me").status_code == 200
+
+
+def test_plain_me_answers_as_the_framework_route_does(service_factory) -> None:  # type: ignore[no-untyped-def]
+    """`GET /me` is served as raw ASGI ahead of Litestar; `GET /me?probe=1` goes through the
+    framework. Both must answer with the same status, headers and body."""
+    service = service_factory(clock=ManualClock())
+    org = service.new_org(rate_rps=0.001, rate_burst=4)
+
+    def shape(response) -> tuple[int, list[tuple[str, str]], object]:  # type: ignore[no-untyped-def]
+        _request_id(response)
+        headers = [
+            (name, value if name.startswith(("content", "retry")) else "")
+            for name, value in response.headers.items()
+            if name not in ("service-request-id", "date", "server")
+        ]
+        body = response.json()
+        if "error" in body:
+            body["error"].pop("request_id")
+        return response.status_code, headers, body
+
+    with service.client(service.new_key(org, "test", "read")) as client:
+        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
+        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
+        assert client.get("/me").status_code == 429
+        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
+    for auth in ("", "Basic abc", "Bearer pk_test_" + "y" * 43):
+        with service.client(None) as client:
+            headers = {"Authorization": auth} if auth else {}
+            plain = client.get("/me", headers=headers)
+            assert plain.status_code == 401
+            assert shape(plain) == shape(client.get("/me?probe=1", headers=headers))
