@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 SCENARIOS = ["scenario_me", "scenario_availability", "scenario_deliveries", "scenario_mixed",
-             "scenario_replay"]
+             "scenario_replay", "scenario_orders"]
 
 
 def main(argv: list[str]) -> int:

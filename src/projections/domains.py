@@ -94,7 +94,7 @@ class DomainInventory(ReadModel):
         self.store = store
 
     def _at_version(self, event: Any) -> Any:
-        return self.store.repository.get(event.originator_id, version=event.originator_version)
+        return self.store.at_version(event.originator_id, event.originator_version)
 
     @staticmethod
     def _held_by_order(cur: Any, dom_id: str) -> bool:

@@ -32,7 +32,10 @@ def ensure_tracking_table(db: Database) -> None:
 
 
 def tracked_position(db: Database, name: str) -> int:
-    with db.transaction() as cur:
+    # A plain read, not a write transaction: every follower asks on every poll, and on SQLite
+    # a write transaction takes the one write lock. A stale answer is safe: the batch that
+    # follows only advances from the position it read (advance_tracking).
+    with db.read() as cur:
         row = cur.execute("SELECT notification_id FROM tracking WHERE name = ?", (name,)).fetchone()
     return int(row["notification_id"]) if row else 0
 

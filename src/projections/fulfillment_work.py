@@ -34,9 +34,7 @@ class FulfillmentWork(ReadModel):
 
     @on(*WORK_EVENTS)
     def order_changed(self, cur: Any, event: Any, position: int) -> None:
-        order: Order = self.store.repository.get(
-            event.originator_id, version=event.originator_version
-        )
+        order: Order = self.store.at_version(event.originator_id, event.originator_version)
         cur.execute(
             "INSERT INTO fulfillment_work (order_id, org_id, position, status, updated_at, doc) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (order_id) DO UPDATE SET "

@@ -53,7 +53,7 @@ class OrderList(ReadModel):
         self.store = store
 
     def _at_version(self, event: Any) -> Any:
-        return self.store.repository.get(event.originator_id, version=event.originator_version)
+        return self.store.at_version(event.originator_id, event.originator_version)
 
     @on(*ORDER_EVENTS)
     def order_changed(self, cur: Any, event: Any, position: int) -> None:

@@ -7,19 +7,31 @@ the database shares the allowance exactly (spec 8: one allowance per organizatio
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from infra.clock import Clock
 from infra.database import Database, greatest, least
 
 
-@dataclass(frozen=True)
-class RateDecision:
+class RateDecision(NamedTuple):
+    """One spend's outcome; built on every request, hence a tuple and figures on demand."""
+
     allowed: bool
     limit: int
-    remaining: int
-    reset_seconds: int
-    retry_after_seconds: int
+    tokens: float  # left in the bucket after this request
+    rate: float
+
+    @property
+    def remaining(self) -> int:
+        return max(0, math.floor(self.tokens))
+
+    @property
+    def reset_seconds(self) -> int:
+        return max(0, math.ceil((self.limit - self.tokens) / self.rate))
+
+    @property
+    def retry_after_seconds(self) -> int:
+        return max(1, math.ceil(max(0.0, 1.0 - self.tokens) / self.rate))
 
 
 class RateLimiter:
@@ -49,12 +61,4 @@ class RateLimiter:
         refill = (burst, now, rate)
         params = (bucket, burst - 1, now, *refill, *refill, *refill, *refill, now)
         row = self.db.statement(self._spend, params)[0]
-        tokens, allowed = float(row["tokens"]), bool(row["allowed"])
-        missing = max(0.0, 1.0 - tokens)
-        return RateDecision(
-            allowed=allowed,
-            limit=burst,
-            remaining=max(0, math.floor(tokens)),
-            reset_seconds=max(0, math.ceil((burst - tokens) / rate)),
-            retry_after_seconds=max(1, math.ceil(missing / rate)),
-        )
+        return RateDecision(bool(row["allowed"]), burst, float(row["tokens"]), rate)

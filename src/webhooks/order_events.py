@@ -21,7 +21,7 @@ from webhooks.public_events import PublicEvent, maps
 
 
 def _order_at(event: Any, store: EventStore) -> Order:
-    order: Order = store.repository.get(event.originator_id, version=event.originator_version)
+    order: Order = store.at_version(event.originator_id, event.originator_version)
     return order
 
 

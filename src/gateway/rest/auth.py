@@ -51,9 +51,9 @@ def authorize(container: Any, scope: Any) -> tuple[Principal, list[tuple[bytes, 
     burst = principal.rate_burst or container.settings.default_rate_burst
     decision = container.rate_limiter.spend(bucket, rate, burst)
     headers = [
-        (b"ratelimit-limit", str(decision.limit).encode()),
-        (b"ratelimit-remaining", str(decision.remaining).encode()),
-        (b"ratelimit-reset", str(decision.reset_seconds).encode()),
+        (b"ratelimit-limit", b"%d" % decision.limit),
+        (b"ratelimit-remaining", b"%d" % decision.remaining),
+        (b"ratelimit-reset", b"%d" % decision.reset_seconds),
     ]
     if not decision.allowed:
         metrics.RATE_LIMITED.inc()
