@@ -16,6 +16,8 @@ Every move is an event; the aggregate refuses a move from any state not listed h
 | `swap_domain` (DomainSwapped)      | `completed`                              | `completed`        |
 | `detach_warm_domain` (WarmDomainDetached) | any                               | (unchanged)        |
 | `rename_inboxes` (InboxesRenamed)  | `completed`                              | `completed`        |
+| `set_domain_forwarding` (DomainForwardingSet) | any                           | (unchanged)        |
+| `claim_for_swap` (DomainSwapClaimed) | `completed`                            | `completed`        |
 | `fail_step` (StepFailed)           | `in_progress`                            | `in_progress`      |
 | `retry_step` (StepRetried)         | `in_progress`                            | `in_progress`      |
 
@@ -71,6 +73,10 @@ class Order(Aggregate):
     # placed before steps could fail read as not held. Internal: not in the partner's view.
     failed_step: str | None = None
     step_failure: str | None = None
+    # The swap that last took each domain (`swp_` id by name), saved with the swap's acceptance
+    # so two concurrent swaps of one domain race on this order's version. Internal;
+    # None on orders that never had a swap.
+    swap_claims: dict[str, str] | None = None
 
     @staticmethod
     def create_id() -> uuid.UUID:
@@ -214,6 +220,22 @@ class Order(Aggregate):
             domains=domains, warm_domains=warm, detached_domain=detached, swap_id=swap_id, at=at
         )
 
+    def claim_for_swap(self, domain: str, swap_id: str, at: float) -> None:
+        """A swap of `domain` was accepted (the caller checked no other one is open)."""
+        if self.status != COMPLETED:
+            raise DomainError(
+                "order_state_conflict",
+                f"Only a completed order's domains can be swapped (this one is {self.status}).",
+                details={"status": self.status},
+            )
+        self.domain_item(domain)
+        claims = {**(self.swap_claims or {}), domain: swap_id}
+        self._domain_swap_claimed(domain=domain, swap_id=swap_id, claims=claims, at=at)
+
+    def swap_claimed_by(self, domain: str) -> str | None:
+        """The `swp_` id of the swap that last took this domain, if any."""
+        return (self.swap_claims or {}).get(domain)
+
     def detach_warm_domain(self, domain: str, at: float) -> None:
         """The warm period of a premium swap's old domain is over."""
         found = [item for item in self.warm_domains if item["domain"] == domain]
@@ -234,6 +256,24 @@ class Order(Aggregate):
         old = self.domain_item(domain)
         domains = [{**item, "inboxes": inboxes} if item is old else item for item in self.domains]
         self._inboxes_renamed(domain=domain, domains=domains, at=at)
+
+    def set_domain_forwarding(self, domain_ids: list[str], url: str, at: float) -> None:
+        """A forwarding job applied `url` to these of the order's domains (`dom_` ids)."""
+        ids = set(domain_ids)
+        held = {item["id"] for item in [*self.domains, *self.warm_domains]}
+        if not ids & held:
+            return
+
+        def forwarded(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**i, "forwarding_url": url} if i["id"] in ids else i for i in items]
+
+        self._domain_forwarding_set(
+            domain_ids=sorted(ids & held),
+            forwarding_url=url,
+            domains=forwarded(self.domains),
+            warm_domains=forwarded(self.warm_domains),
+            at=at,
+        )
 
     def domain_item(self, domain: str) -> dict[str, Any]:
         for item in self.domains:
@@ -317,6 +357,13 @@ class Order(Aggregate):
         self.warm_domains = warm_domains
         self.updated_at = at
 
+    @event("DomainSwapClaimed")
+    def _domain_swap_claimed(
+        self, *, domain: str, swap_id: str, claims: dict[str, str], at: float
+    ) -> None:
+        # Not the order's `updated_at`: nothing a partner sees changed yet.
+        self.swap_claims = claims
+
     @event("WarmDomainDetached")
     def _warm_domain_detached(
         self, *, warm_domains: list[dict[str, Any]], detached_domain: dict[str, Any], at: float
@@ -327,6 +374,20 @@ class Order(Aggregate):
     @event("InboxesRenamed")
     def _inboxes_renamed(self, *, domain: str, domains: list[dict[str, Any]], at: float) -> None:
         self.domains = domains
+        self.updated_at = at
+
+    @event("DomainForwardingSet")
+    def _domain_forwarding_set(
+        self,
+        *,
+        domain_ids: list[str],
+        forwarding_url: str,
+        domains: list[dict[str, Any]],
+        warm_domains: list[dict[str, Any]],
+        at: float,
+    ) -> None:
+        self.domains = domains
+        self.warm_domains = warm_domains
         self.updated_at = at
 
     @event("CancelScheduled")

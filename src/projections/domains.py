@@ -42,6 +42,7 @@ ORDER_EVENTS = (
     "Order.DomainSwapped",
     "Order.WarmDomainDetached",
     "Order.InboxesRenamed",
+    "Order.DomainForwardingSet",
 )
 _COLUMNS = (
     "tenant, name, status, category, source, suite, provider, order_id, customer_id, "

@@ -28,6 +28,7 @@ ORDER_EVENTS = (
     "Order.DomainSwapped",
     "Order.WarmDomainDetached",
     "Order.InboxesRenamed",
+    "Order.DomainForwardingSet",
 )
 
 

@@ -5,7 +5,11 @@ Every domain must be in the tenant's inventory (owned or on an order), else 409
 `completed`; the rest are `pending` on a new `fwj_` job. Sandbox jobs finish in the request;
 live jobs are finished by the domain worker. A target that does not resolve (host ending in
 `.invalid`) fails the job: `domain.forwarding_failed` per domain, else
-`domain.forwarding_updated` per domain changed.
+`domain.forwarding_updated` per domain changed (one per domain, from the job's own event).
+
+A domain lives either as its own `Domain` aggregate (imported) or as an item of an order (the
+order's domains): the job sets the URL on whichever holds it, on both for an imported domain
+an order named, so the inventory row shows it either way.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from adapters import dns, registrar
 from domain.domains import Domain
 from domain.errors import DomainError, NotFound, invalid
 from domain.forwarding import ForwardingJob
+from domain.orders import Order
 from infra.ids import parse_id
 from projections.domains import tenant_rows_by_name
 from services.accounts import Principal
@@ -86,8 +91,32 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
             if isinstance(domain, Domain):
                 domain.set_forwarding(job.forwarding_url, at)
                 changed.append(domain)
+        changed += _forward_order_domains(container, job, at)
     job.finish(resolves, None if resolves else "forwarding_target_unresolvable", at)
     return changed
+
+
+def _forward_order_domains(container: Any, job: ForwardingJob, at: float) -> list[Aggregate]:
+    """The orders holding any of the job's pending domains, with the URL set on them."""
+    ids = [item["id"] for item in job.pending]
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            f"SELECT DISTINCT order_id FROM domains WHERE tenant = ? AND id IN ({marks}) "
+            "AND order_id IS NOT NULL",
+            (job.tenant, *ids),
+        ).fetchall()
+    orders: list[Aggregate] = []
+    for row in rows:
+        order = container.store.find(parse_id("ord", row["order_id"]), Order)
+        if isinstance(order, Order) and order.tenant == job.tenant:
+            version = order.version
+            order.set_domain_forwarding(ids, job.forwarding_url, at)
+            if order.version != version:
+                orders.append(order)
+    return orders
 
 
 def finish_job(container: Any, job_id: str) -> None:

@@ -7,6 +7,10 @@ recorded at once, in that order. Live swaps are charged at acceptance for a doma
 (same save; 402 `insufficient_funds` when the wallet cannot cover it, nothing recorded), then
 moved by the worker one step per `PARTNER_API_FULFILLMENT_STEP_SECONDS`. A failure refunds the
 charge. At completion the order's domain is replaced in one save with the swap's last event.
+
+Acceptance also marks the domain on the order (`Order.DomainSwapClaimed`) in the same save, so
+of two concurrent swaps of one domain the second loses the order's version race, re-runs, and
+is refused at once (409 `conflict`) while the first is open.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters import dns
 from domain.domains import Domain
-from domain.errors import NotFound
+from domain.errors import DomainError, NotFound
 from domain.orders import COMPLETED, Order
 from domain.swaps import (
     ACTION_REQUIRED,
@@ -30,6 +34,7 @@ from domain.swaps import (
 )
 from fulfillment import swap_steps
 from infra.ids import parse_id, public_id
+from services import swap_pool
 from services.accounts import Principal
 from services.swap_plan import SwapPlan, plan_rename, plan_swap
 from services.swap_view import swap_view
@@ -77,6 +82,9 @@ def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> 
         charged_cents=price if live else 0,
         created_at=at,
     )
+    if not renaming:
+        swap_pool.refuse_if_linked(container, principal.org_id, principal.environment, swap.domain)
+    _claim_domain(container, plan.order, swap, at)
     aggregates: list[Aggregate] = [swap]
     if live and price:
         wallet = load_wallet(container, principal.org_id, "live")
@@ -87,9 +95,23 @@ def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> 
         swap.start(at)
         aggregates += _waiting_domain(container, swap, at)
         outcome = swap_steps.run_all(swap, _pointed(container, swap))
-        aggregates += _finish(container, swap, outcome, at)
+        aggregates += _finish(container, swap, outcome, at, plan.order)
+    if not any(aggregate is plan.order for aggregate in aggregates):
+        aggregates.append(plan.order)
     _save(container, *aggregates)
     return swap_view(swap)
+
+
+def _claim_domain(container: Any, order: Order, swap: Swap, at: float) -> None:
+    """Mark the swapped domain on the order, unless another swap of it is still open."""
+    held_by = order.swap_claimed_by(swap.domain)
+    if held_by is not None:
+        other = container.store.find(parse_id("swp", held_by), Swap)
+        if isinstance(other, Swap) and other.is_open:
+            raise DomainError(
+                "conflict", f"A swap of {swap.domain} is already under way.", field="domain"
+            )
+    order.claim_for_swap(swap.domain, public_id("swp", swap.id), at)
 
 
 def _imported_domain(container: Any, swap: Swap) -> Domain | None:
@@ -117,18 +139,26 @@ def _waiting_domain(container: Any, swap: Swap, at: float) -> list[Aggregate]:
 
 
 def _finish(
-    container: Any, swap: Swap, outcome: swap_steps.Outcome, at: float
+    container: Any,
+    swap: Swap,
+    outcome: swap_steps.Outcome,
+    at: float,
+    order: Order | None = None,
 ) -> list[Aggregate]:
     if outcome.action is not None:
         swap.require_action(outcome.action, at)
         return []
     if outcome.failure is not None:
         return _fail(container, swap, outcome.failure, at)
-    return _complete(container, swap, outcome.item, at)
+    return _complete(container, swap, outcome.item, at, order)
 
 
-def _complete(container: Any, swap: Swap, item: dict[str, Any], at: float) -> list[Aggregate]:
-    order = container.store.find(parse_id("ord", swap.order_id), Order)
+def _complete(
+    container: Any, swap: Swap, item: dict[str, Any], at: float, order: Order | None = None
+) -> list[Aggregate]:
+    """`order` is the one already loaded (and changed) in this save, if any."""
+    if order is None:
+        order = container.store.find(parse_id("ord", swap.order_id), Order)
     if (
         not isinstance(order, Order)
         or order.status != COMPLETED
@@ -138,11 +168,16 @@ def _complete(container: Any, swap: Swap, item: dict[str, Any], at: float) -> li
     if swap.kind == USER_NAMES:
         order.rename_inboxes(swap.domain, item["inboxes"], at)
         swap.complete(item, None, at)
-    else:
-        warm_until = at + WARM_SECONDS if swap.kind == PREMIUM else None
-        order.swap_domain(swap.domain, item, warm_until, public_id("swp", swap.id), at)
-        swap.complete(item, warm_until, at)
-    return [order]
+        return [order]
+    linked = swap_pool.linked_condition(container, swap.org_id, swap.environment, swap.domain)
+    if linked is not None:
+        return _fail(container, swap, f"{swap.domain} became {linked} in the pool.", at)
+    warm_until = at + WARM_SECONDS if swap.kind == PREMIUM else None
+    order.swap_domain(swap.domain, item, warm_until, public_id("swp", swap.id), at)
+    swap.complete(item, warm_until, at)
+    # The domain is off the order now: it cannot lend its inboxes to the pool any more.
+    left = swap_pool.leave_pool(container, swap.org_id, swap.environment, swap.domain, at)
+    return [order, *left]
 
 
 def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]:

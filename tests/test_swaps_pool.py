@@ -1,0 +1,41 @@
+"""Swapping out a pooled domain (services/swap_pool.py): refused while the pool links it to a
+workspace, else the domain leaves the pool together with its order, on both stores."""
+
+from __future__ import annotations
+
+from conftest import RunningService
+from pool_support import attach, conditions, pooled
+from test_orders_sandbox import error_of, new_workspace
+from test_swaps import of, swap
+
+
+def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningService) -> None:
+    with service.partner() as client:
+        names = pooled(client, 2)
+        order = {"id": client.get("/pool/domains").json()["data"][0]["order_id"]}
+        reservation = attach(client, new_workspace(client), 1).json()["data"]
+        [linked] = [d["domain"] for d in reservation["domains"]]
+        [free] = [name for name in names if name != linked]
+
+        refused = error_of(swap(client, of(order, linked)), 409, "pool_domains_linked")
+        assert refused["field"] == "domain"
+        assert refused["details"]["domains"] == [{"domain": linked, "condition": "assigned"}]
+        assert conditions(client) == {linked: "assigned", free: "available"}
+
+        done = swap(client, of(order, free))
+        assert done.status_code == 201, done.text
+        assert done.json()["data"]["status"] == "completed"
+        assert conditions(client) == {linked: "assigned"}
+        service.wait_projections()
+        removed = client.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
+        assert [e["data"]["domain"] for e in removed] == [free]
+
+        # Released from the pool first, the linked one can be swapped too.
+        released = client.post("/pool/release", json={"domains": [linked]})
+        assert released.status_code == 202, released.text
+        assert conditions(client) == {linked: "available"}
+        again = swap(client, of(order, linked))
+        assert again.status_code == 201, again.text
+        assert conditions(client) == {}
+        # Gone from the pool, the old domains cannot be attached any more.
+        error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
