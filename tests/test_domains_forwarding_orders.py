@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import RunningService
+from conftest import RunningService, ServiceFactory
 from test_domains_inventory import domains, order
+from test_orders_live import wait_status
+from test_wallet_purchase import buy, credit
+from webhook_receiver import wait_until
 
 
 def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService) -> None:
@@ -42,3 +45,33 @@ def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService)
         assert sorted(again["completed"]) == sorted(names) and again["pending"] == []
         repeat = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert len(repeat["data"]) == len(names) + 1
+
+
+def test_live_forwarding_applies_to_a_purchased_domain(service_factory: ServiceFactory) -> None:
+    """A purchased domain is inventory held by its purchase order (no order on its row)."""
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 5000)
+    url = "https://bought.example/"
+    with service.client(service.new_key(org, "live")) as client:
+        bought = buy(client, "fwo-bought.com")
+        assert bought.status_code == 201, bought.text
+        purchase = bought.json()["data"]
+        [row] = domains(client, domain="fwo-bought.com")
+        job = client.post(
+            "/domains/forwarding", json={"domains": ["fwo-bought.com"], "forwarding_url": url}
+        ).json()["data"]
+        assert job["pending"] == ["fwo-bought.com"]
+
+        def finished() -> bool:
+            found = client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]
+            return bool(found["status"] == "completed")
+
+        wait_until(finished, timeout=30)
+        # Still there once the purchase completes (the order's own item carries the URL).
+        wait_status(client, purchase["id"], "completed", timeout=30)
+        service.wait_projections()
+        shown = client.get(f"/domains/{row['id']}").json()["data"]
+        assert shown["forwarding_url"] == url and shown["category"] == "inventory"
+        updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
+        assert [e["data"]["domain"] for e in updated["data"]] == ["fwo-bought.com"]

@@ -38,7 +38,8 @@ def test_live_pool_warms_then_attaches_and_releases_through_the_worker(
             == "completed",
             "the reservation to complete",
         )
-        assert conditions(client)[taken] == "assigned"
+        # The reservation is read from its aggregate, the pool list from a projection.
+        wait_for(lambda: conditions(client)[taken] == "assigned", "the domain to show assigned")
 
         release = client.post("/pool/release", json={"domains": [taken]}).json()["data"]
         assert release["status"] == "in_progress"

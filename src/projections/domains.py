@@ -42,7 +42,6 @@ ORDER_EVENTS = (
     "Order.DomainSwapped",
     "Order.WarmDomainDetached",
     "Order.InboxesRenamed",
-    "Order.DomainForwardingSet",
 )
 _COLUMNS = (
     "tenant, name, status, category, source, suite, provider, order_id, customer_id, "
@@ -193,6 +192,17 @@ class DomainInventory(ReadModel):
                         (order_id, item["domain"], item["suite"]),
                     )
 
+
+    @on("Order.DomainForwardingSet")
+    def order_forwarding_set(self, cur: Any, event: Any, position: int) -> None:
+        """Only the named rows: an older order (cancelled, a purchase) may list other domains
+        that another order holds now, and must not rewrite their rows."""
+        ids = list(event.domain_ids)
+        marks = ", ".join("?" for _ in ids)
+        cur.execute(
+            f"UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id IN ({marks})",
+            (event.forwarding_url, event.at, *ids),
+        )
 
     @staticmethod
     def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:

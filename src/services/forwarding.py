@@ -66,19 +66,25 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
             raise invalid(f"{name} is listed twice.", f"domains[{index}]")
         target = completed if row["forwarding_url"] == url else pending
         target.append({"id": row["id"], "domain": name})
-    job = ForwardingJob(
-        org_id=principal.org_id,
-        environment=principal.environment,
-        forwarding_url=url,
-        completed=completed,
-        pending=pending,
-        created_at=container.clock.now(),
-    )
-    aggregates: list[Aggregate] = [job]
-    if principal.environment == "test":
-        aggregates += _finish(container, job)
-    _save(container, *aggregates)
-    return forwarding_view(job)
+
+    def accept() -> dict[str, Any]:
+        # A sandbox job finishes in this save; an order changed since it was read (a swap, the
+        # worker) refuses the save and the job is decided again on fresh state.
+        job = ForwardingJob(
+            org_id=principal.org_id,
+            environment=principal.environment,
+            forwarding_url=url,
+            completed=completed,
+            pending=pending,
+            created_at=container.clock.now(),
+        )
+        aggregates: list[Aggregate] = [job]
+        if principal.environment == "test":
+            aggregates += _finish(container, job)
+        _save(container, *aggregates)
+        return forwarding_view(job)
+
+    return retry_conflicts(accept)
 
 
 def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
@@ -96,24 +102,44 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
     return changed
 
 
+def _holding_orders(container: Any, tenant: str, ids: list[str]) -> dict[str, list[str]]:
+    """The `dom_` ids by the order holding them: the order a connected row names, else (a
+    purchase's inventory, a released order's) the last order that listed the domain."""
+    held: dict[str, str] = {}
+    marks = ", ".join("?" for _ in ids)
+    with container.read_db.read() as cur:
+        for row in cur.execute(
+            f"SELECT id, order_id FROM domains WHERE tenant = ? AND id IN ({marks}) "
+            "AND order_id IS NOT NULL",
+            (tenant, *ids),
+        ).fetchall():
+            held[row["id"]] = row["order_id"]
+        rest = [dom_id for dom_id in ids if dom_id not in held]
+        if rest:
+            marks = ", ".join("?" for _ in rest)
+            for row in cur.execute(
+                f"SELECT dom_id, order_id FROM order_domains WHERE tenant = ? "
+                f"AND dom_id IN ({marks}) ORDER BY position",
+                (tenant, *rest),
+            ).fetchall():
+                held[row["dom_id"]] = row["order_id"]
+    by_order: dict[str, list[str]] = {}
+    for dom_id, order_id in held.items():
+        by_order.setdefault(order_id, []).append(dom_id)
+    return by_order
+
+
 def _forward_order_domains(container: Any, job: ForwardingJob, at: float) -> list[Aggregate]:
     """The orders holding any of the job's pending domains, with the URL set on them."""
     ids = [item["id"] for item in job.pending]
     if not ids:
         return []
-    marks = ", ".join("?" for _ in ids)
-    with container.read_db.read() as cur:
-        rows = cur.execute(
-            f"SELECT DISTINCT order_id FROM domains WHERE tenant = ? AND id IN ({marks}) "
-            "AND order_id IS NOT NULL",
-            (job.tenant, *ids),
-        ).fetchall()
     orders: list[Aggregate] = []
-    for row in rows:
-        order = container.store.find(parse_id("ord", row["order_id"]), Order)
+    for order_id, dom_ids in _holding_orders(container, job.tenant, ids).items():
+        order = container.store.find(parse_id("ord", order_id), Order)
         if isinstance(order, Order) and order.tenant == job.tenant:
             version = order.version
-            order.set_domain_forwarding(ids, job.forwarding_url, at)
+            order.set_domain_forwarding(dom_ids, job.forwarding_url, at)
             if order.version != version:
                 orders.append(order)
     return orders
