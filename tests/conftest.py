@@ -127,7 +127,7 @@ class RunningService:
 
     def wait_projections(self) -> None:
         head = self.container.store.recorder.max_notification_id() or 0
-        assert self.container.read_models.wait_for(head, timeout=5.0)
+        assert self.container.read_models.wait_for(head, timeout=30.0)
 
 
 ServiceFactory = Callable[..., RunningService]

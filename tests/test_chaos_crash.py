@@ -113,5 +113,6 @@ def test_a_retry_takes_over_the_claim_of_a_gateway_that_died(
         again = place(client, body, "saved-then-died")
         assert again.headers["Idempotent-Replayed"] == "true"
         assert again.json()["data"]["id"] == ghost["id"]
+        service.wait_projections()  # the list is a projection; replays read the aggregate
         listed = sorted(o["id"] for o in client.get("/orders").json()["data"])
         assert listed == sorted([ghost["id"], fresh.json()["data"]["id"]])

@@ -39,7 +39,7 @@ def domains(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:
 
 
 def wait_for(check: Any) -> Any:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not (result := check()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return result

@@ -39,7 +39,7 @@ def test_stream_events_filters_and_follows(service_factory: ServiceFactory) -> N
         )
         await asyncio.to_thread(service.container.accounts.set_rate_limit, ids["org_id"], 9.0, None)
         await asyncio.to_thread(service.container.accounts.set_rate_limit, ids["other_org"], 8.0, None)
-        live = await asyncio.wait_for(follow.read(), timeout=5)
+        live = await asyncio.wait_for(follow.read(), timeout=30)
         follow.cancel()
         return locals()
 

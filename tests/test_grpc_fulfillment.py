@@ -146,6 +146,7 @@ def test_failed_step_waits_for_retry_and_partner_input_opens_an_action(
 
     waiting = report(service, order_id, "register", NEEDS_INPUT, reason="Send a public picture URL.")
     assert waiting.order_status == "action_required" and waiting.pending_action_id.startswith("act_")
+    service.wait_projections()  # pending actions are listed from a projection
     with service.client(secret) as live:
         pending = live.get("/orders/pending", params={"order_id": order_id}).json()["data"]
         assert [p["id"] for p in pending] == [waiting.pending_action_id]

@@ -65,5 +65,6 @@ def test_concurrent_swaps_of_one_domain_one_is_accepted(service: RunningService)
         assert error_of(client.post(
             "/swaps", json=bodies[0], headers={"Idempotency-Key": str(uuid.uuid4())}
         ), 409, "conflict")["field"] == "domain"
+        service.wait_projections()  # the list is a projection
         swaps = client.get("/swaps").json()["data"]
         assert [s["id"] for s in swaps if s["status"] != "failed"] == [won[0].json()["data"]["id"]]

@@ -73,8 +73,10 @@ async def _delete_stream(url: str, name: str) -> None:
 
 @pytest.fixture
 def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
+    # Growing waits: the held-back event must not use up its five attempts (and end `failed`)
+    # before a loaded machine has delivered the later events.
     running = service_factory(
-        roles=ROLES, allow_http_webhooks=True, webhook_retry_schedule=(1.0, 1.0, 1.0, 1.0)
+        roles=ROLES, allow_http_webhooks=True, webhook_retry_schedule=(1.0, 2.0, 4.0, 8.0)
     )
     yield running
     settings = running.container.settings

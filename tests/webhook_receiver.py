@@ -77,7 +77,7 @@ class Receiver:
             return {r.headers["Service-Event-Id"] for r in self.received}
 
 
-def wait_until(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
+def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.02) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         result = check()
