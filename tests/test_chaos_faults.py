@@ -7,6 +7,7 @@ NATS here is always a private nats-server on its own port and store, never the m
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -126,6 +127,10 @@ def test_events_reach_a_receiver_that_was_down_for_a_while(webhooks: RunningServ
         assert client.put("/webhook_endpoint", json={"url": first.url}).status_code == 200
         workspace = new_workspace(client)
         first.stop()  # down: connections refused
+        # Hold the port (bound, not listening: still refused) so no other process takes it.
+        held = socket.socket()
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", port))
         orders = [place(client, counts(workspace, a=1)).json()["data"]["id"] for _ in range(5)]
 
         def failed_attempts() -> int:
@@ -134,6 +139,7 @@ def test_events_reach_a_receiver_that_was_down_for_a_while(webhooks: RunningServ
 
         # Each event had its first attempt refused before the receiver comes back.
         wait_until(lambda: failed_attempts() >= 10, timeout=30)
+        held.close()
         second = Receiver(port=port).start()
         try:
             expected = {e["id"] for e in list_all(client, "/events")}

@@ -65,7 +65,9 @@ def test_connected_rows_keep_their_id_when_released(service_factory: Any) -> Non
         cancel = client.post(f"/orders/{placed['id']}/cancel")
         assert cancel.status_code in (200, 202), cancel.text
         clock.advance(service.container.settings.cancel_grace_seconds + 1)
-        released = wait_for(lambda: domains(client, category="inventory"))
+        # Wait for both rows: the projection may show one release before the other.
+        released = wait_for(lambda: len(rows := domains(client, category="inventory")) >= 2 and rows)
+        service.wait_projections()
         assert {r["id"] for r in released} == {a["id"], b["id"]}
         assert all(r["status"] == "available" and "provider" not in r for r in released)
         assert domains(client, category="connected") == []

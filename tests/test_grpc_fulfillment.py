@@ -87,6 +87,7 @@ def test_list_work_flags_stuck_orders_and_done_reports_move_them(service_factory
     order_id, org, _ = live_order(service)
     md = as_alice(service)
 
+    service.wait_projections()  # ListWork reads a projection
     listed = call(service, lambda stub: stub.ListWork(pb.ListWorkRequest(), metadata=md))
     (item,) = listed.items
     assert (item.order_id, item.org_id, item.status, item.next_step) == (order_id, org, "in_progress", "register")
@@ -113,6 +114,7 @@ def test_list_work_flags_stuck_orders_and_done_reports_move_them(service_factory
     assert keyed.applied and replayed.replayed and replayed.id == keyed.id
     for step in ("mailboxes", "sequencer"):
         report(service, order_id, step)
+    service.wait_projections()
     assert not call(service, lambda s: s.ListWork(pb.ListWorkRequest(), metadata=md)).items
 
     assert event_names(service, order_id) == [
@@ -135,12 +137,14 @@ def test_failed_step_waits_for_retry_and_partner_input_opens_an_action(
 
     failed = report(service, order_id, "register", FAILED, reason="registrar timed out")
     assert failed.applied and failed.order_status == "in_progress"
+    service.wait_projections()
     (item,) = call(service, lambda s: s.ListWork(pb.ListWorkRequest(), metadata=md)).items
     assert (item.failed_step, item.reason) == ("register", "registrar timed out")
     assert not report(service, order_id, "register", FAILED, reason="again").applied
     retry = pb.RetryStepRequest(order_id=order_id, step="register")
     assert call(service, lambda s: s.RetryStep(retry, metadata=md)).applied
     assert not call(service, lambda s: s.RetryStep(retry, metadata=md)).applied
+    service.wait_projections()
     (item,) = call(service, lambda s: s.ListWork(pb.ListWorkRequest(), metadata=md)).items
     assert item.failed_step == "" and item.next_step == "register"
 

@@ -63,6 +63,7 @@ def test_concurrent_orders_naming_one_domain_one_wins(service: RunningService) -
         if lost is not won[0]:
             error = error_of(lost, 409, "domain_already_in_active_order")
             assert error["field"] == "domains[0].domain"
+    service.wait_projections()  # the list is a projection
     with service.client(secret) as client:
         orders = client.get("/orders").json()["data"]
         assert [o["id"] for o in orders] == [won[0].json()["data"]["id"]]

@@ -11,6 +11,11 @@ from projections.follower import Follower, tracked_position
 from projections.registry import all_read_models
 from services.store import EventStore
 
+# A write answers once the read models show it. Under load the projections can trail by seconds;
+# past this bound the write still answers (the event is stored), so a dead projections role
+# slows writes down instead of stopping them.
+READ_YOUR_WRITES_SECONDS = 10.0
+
 READ_MODELS_TRACKING = "read_models"
 
 
@@ -49,7 +54,7 @@ class ReadModels:
     def catch_up(self) -> None:
         self.follower.catch_up()
 
-    def wait_for(self, notification_id: int, timeout: float = 2.0) -> bool:
+    def wait_for(self, notification_id: int, timeout: float = READ_YOUR_WRITES_SECONDS) -> bool:
         """Read-your-writes: wait until every read model has applied this notification."""
         if self.running_here:
             return self.follower.wait_for(notification_id, timeout)
