@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import socket
 import threading
 import time
@@ -51,11 +52,20 @@ def require_nats() -> str:
     return NATS_URL
 
 
+# Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be handed to
+# an outgoing connection before our server binds it, which failed a CI run.
+_TEST_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    while True:
+        port = random.SystemRandom().choice(_TEST_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -148,7 +158,7 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
         server, _ = build_server(container, chosen, port)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 30
         while not server.started:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("service did not start")

@@ -9,35 +9,27 @@ make each move once.
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
-
-import anyio
 
 from projections.swaps import due_swaps, waiting_swaps, warm_periods_over
 from runtime.container import Container
+from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.swaps import advance_swap, detach_warm_domain, recheck_waiting
 
-log = logging.getLogger(__name__)
 # Waiting swaps need the partner (or the DNS) to act; re-checking them on every wake-up would
 # only burn CPU.
 RECHECK_EVERY_SECONDS = 0.25
 
 
-class SwapWorker:
+class SwapWorker(PollingWorker):
+    thread_name = "swap-worker"
     name = "swaps"
 
     def __init__(self, container: Container) -> None:
-        self.container = container
+        super().__init__(container, container.settings.poll_interval_seconds)
         self.step_seconds = container.settings.fulfillment_step_seconds
-        self.interval = container.settings.poll_interval_seconds
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._rechecked_at = 0.0
-        container.store.on_saved(lambda _id: self._wake.set())
 
     def run_once(self) -> int:
         now = self.container.clock.now()
@@ -56,26 +48,6 @@ class SwapWorker:
             detach_warm_domain(self.container, swap_id)
         return len(due) + len(warm_over)
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("swap worker pass failed; retrying")
-                self._stop.wait(1.0)
-            self._wake.wait(self.interval)
-            self._wake.clear()
-
-    async def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="swap-worker", daemon=True)
-        self._thread.start()
-
-    async def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            await anyio.to_thread.run_sync(self._thread.join, 10.0)
 
     def describe(self) -> str:
         return f"swaps, one live step every {self.step_seconds:g}s; premium warm period ends"

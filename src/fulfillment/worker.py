@@ -11,7 +11,6 @@ check makes a step that two workers (or a restarted one) attempt land once.
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from typing import Any
 
@@ -23,6 +22,7 @@ from domain.orders import CANCEL_SCHEDULED, IN_PROGRESS, Order
 from fulfillment import steps
 from projections.follower import Follower
 from runtime.container import Container
+from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.orders import apply_outcome, finalize_cancel
 
@@ -34,11 +34,12 @@ STEP, CANCEL = "step", "cancel"
 _DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled", "Order.StepFailed")
 
 
-class FulfillmentWorker:
+class FulfillmentWorker(PollingWorker):
+    thread_name = "fulfillment-worker"
     name = "worker"
 
     def __init__(self, container: Container) -> None:
-        self.container = container
+        super().__init__(container, container.settings.poll_interval_seconds)
         self.db = container.ops_db
         self.step_seconds = container.settings.fulfillment_step_seconds
         self.lease_seconds = max(10.0, 5 * self.step_seconds)
@@ -48,10 +49,6 @@ class FulfillmentWorker:
                 "job TEXT NOT NULL, due_at DOUBLE PRECISION NOT NULL)"
             )
         self.follower = Follower(container.store, self.db, TRACKING, self._track)
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        container.store.on_saved(lambda _id: self._wake.set())
 
     def _track(self, cur: Any, event: Any, position: int) -> None:
         name = type(event).__qualname__
@@ -128,28 +125,10 @@ class FulfillmentWorker:
         except RecordConflictError:
             log.info("order %s moved by another writer; the job runs again", order_uuid)
 
-    def _loop(self) -> None:
-        interval = self.container.settings.poll_interval_seconds
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("fulfillment worker pass failed; retrying")
-                self._stop.wait(1.0)
-            self._wake.wait(interval)
-            self._wake.clear()
-
     async def start(self) -> None:
+        # Jobs come from the event log; catch up before the first pass so none is missed.
         await anyio.to_thread.run_sync(self.follower.catch_up)
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="fulfillment-worker", daemon=True)
-        self._thread.start()
-
-    async def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            await anyio.to_thread.run_sync(self._thread.join, 10.0)
+        await super().start()
 
     def describe(self) -> str:
         return f"fulfillment, one step every {self.step_seconds:g}s"

@@ -7,32 +7,23 @@ the aggregates' version checks, so several workers (or a restarted one) finish a
 
 from __future__ import annotations
 
-import logging
-import threading
-
-import anyio
-
 from projections.pool import due_jobs
 from runtime.container import Container
+from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.pool_attach import complete_release, complete_reservation
 
-log = logging.getLogger(__name__)
 # Jobs wait a whole step anyway; a pass on every save covers new ones quickly.
 MIN_INTERVAL_SECONDS = 0.2
 
 
-class PoolWorker:
+class PoolWorker(PollingWorker):
+    thread_name = "pool-worker"
     name = "pool"
 
     def __init__(self, container: Container) -> None:
-        self.container = container
+        super().__init__(container, max(container.settings.poll_interval_seconds, MIN_INTERVAL_SECONDS))
         self.step_seconds = container.settings.fulfillment_step_seconds
-        self.interval = max(container.settings.poll_interval_seconds, MIN_INTERVAL_SECONDS)
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        container.store.on_saved(lambda _id: self._wake.set())
 
     def run_once(self) -> None:
         due = self.container.clock.now() - self.step_seconds
@@ -44,26 +35,6 @@ class PoolWorker:
             else:
                 complete_release(self.container, job_id)
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("pool worker pass failed; retrying")
-                self._stop.wait(1.0)
-            self._wake.wait(self.interval)
-            self._wake.clear()
-
-    async def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="pool-worker", daemon=True)
-        self._thread.start()
-
-    async def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            await anyio.to_thread.run_sync(self._thread.join, 10.0)
 
     def describe(self) -> str:
         return f"pool attach and release, one step after {self.step_seconds:g}s"

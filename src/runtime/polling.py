@@ -1,0 +1,57 @@
+"""The loop every background worker role shares: run a pass, sleep until woken or the interval.
+
+Workers poll because SQLite has no LISTEN/NOTIFY; a save in this process wakes them at once, and
+the interval bounds how late they notice work stored by other processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import anyio
+
+from runtime.container import Container
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_FAILURE_SECONDS = 1.0
+
+
+class PollingWorker:
+    """Subclasses set `thread_name` and implement `run_once`; `start`/`stop` follow the role API."""
+
+    thread_name = "worker"
+
+    def __init__(self, container: Container, interval: float) -> None:
+        self.container = container
+        self.interval = interval
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        container.store.on_saved(lambda _id: self._wake.set())
+
+    def run_once(self) -> object:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                # One bad pass must not end the role; the next pass retries the same work.
+                log.exception("%s pass failed; retrying", self.thread_name)
+                self._stop.wait(RETRY_AFTER_FAILURE_SECONDS)
+            self._wake.wait(self.interval)
+            self._wake.clear()
+
+    async def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name=self.thread_name, daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            await anyio.to_thread.run_sync(self._thread.join, 10.0)
