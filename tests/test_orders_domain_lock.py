@@ -20,8 +20,10 @@ from test_wallet_purchase import buy, credit
 RACERS = 6
 
 
-def race(service: RunningService, secret: str, bodies: list[dict[str, Any]]) -> list[httpx.Response]:
-    """POST every body at once, each from its own thread and connection."""
+def race(
+    service: RunningService, secret: str, bodies: list[dict[str, Any]], path: str = "/orders"
+) -> list[httpx.Response]:
+    """POST every body to `path` at once, each from its own thread and connection."""
     barrier = threading.Barrier(len(bodies))
     responses: list[httpx.Response | None] = [None] * len(bodies)
 
@@ -29,7 +31,7 @@ def race(service: RunningService, secret: str, bodies: list[dict[str, Any]]) -> 
         with service.client(secret) as client:
             barrier.wait(timeout=30)
             responses[index] = client.post(
-                "/orders", json=bodies[index], headers={"Idempotency-Key": str(uuid.uuid4())}
+                path, json=bodies[index], headers={"Idempotency-Key": str(uuid.uuid4())}
             )
 
     threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]

@@ -8,37 +8,14 @@ The new domains are imported ones whose nameservers never point, so the winner s
 
 from __future__ import annotations
 
-import threading
 import uuid
-from typing import Any
 
-import httpx
 from conftest import RunningService
+from test_orders_domain_lock import race
 from test_orders_sandbox import error_of
 from test_swaps import completed_order, of
 
 RACERS = 4
-
-
-def race(service: RunningService, secret: str, bodies: list[dict[str, Any]]) -> list[httpx.Response]:
-    """POST /swaps with every body at once, each from its own thread and connection."""
-    barrier = threading.Barrier(len(bodies))
-    responses: list[httpx.Response | None] = [None] * len(bodies)
-
-    def post(index: int) -> None:
-        with service.client(secret) as client:
-            barrier.wait(timeout=30)
-            responses[index] = client.post(
-                "/swaps", json=bodies[index], headers={"Idempotency-Key": str(uuid.uuid4())}
-            )
-
-    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert all(r is not None for r in responses)
-    return [r for r in responses if r is not None]
 
 
 def test_concurrent_swaps_of_one_domain_one_is_accepted(service: RunningService) -> None:
@@ -53,7 +30,7 @@ def test_concurrent_swaps_of_one_domain_one_is_accepted(service: RunningService)
     service.wait_projections()
 
     bodies = [of(order, old, new_domain=name) for name in new_names]
-    responses = race(service, secret, bodies)
+    responses = race(service, secret, bodies, path="/swaps")
     won = [r for r in responses if r.status_code == 201]
     assert len(won) == 1, [r.text for r in responses]
     assert won[0].json()["data"]["status"] == "action_required"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 
 import anyio
 
@@ -18,7 +19,7 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_FAILURE_SECONDS = 1.0
 
 
-class PollingWorker:
+class PollingWorker(ABC):
     """Subclasses set `thread_name` and implement `run_once`; `start`/`stop` follow the role API."""
 
     thread_name = "worker"
@@ -31,8 +32,9 @@ class PollingWorker:
         self._thread: threading.Thread | None = None
         container.store.on_saved(lambda _id: self._wake.set())
 
+    @abstractmethod
     def run_once(self) -> object:
-        raise NotImplementedError
+        """One pass over the due work; called again on every wake-up."""
 
     def _loop(self) -> None:
         while not self._stop.is_set():

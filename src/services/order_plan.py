@@ -166,6 +166,17 @@ def _destination(
     return destination, workspace
 
 
+def refuse_unfinished_purchase(latest: dict[str, Any], name: str, field: str) -> None:
+    """A domain whose purchase has not completed is not registered yet: nothing may use it."""
+    if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
+        raise DomainError(
+            "domains_not_submittable",
+            f"{name} is not registered yet (its purchase is {latest['status']}).",
+            field=field,
+            details={"domains": [name]},
+        )
+
+
 def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) -> dict[str, Any]:
     if not rows:
         raise DomainError(
@@ -180,13 +191,7 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
             field=field,
         )
     latest = rows[-1]
-    if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
-        raise DomainError(
-            "domains_not_submittable",
-            f"{name} is not registered yet (its purchase is {latest['status']}).",
-            field=field,
-            details={"domains": [name]},
-        )
+    refuse_unfinished_purchase(latest, name, field)
     users = {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
     usable = ["suite_a", "suite_b"] if users <= {"suite_a"} else ["suite_a"]
     if suite not in usable:

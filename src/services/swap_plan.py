@@ -27,7 +27,7 @@ from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from services.accounts import Principal
-from services.order_plan import new_domain_item, normalize_domain
+from services.order_plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
 from services.pricing import registration_price
 
 MAX_PERSONAS = 50
@@ -97,13 +97,7 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
                 field=field,
             )
         latest = rows[-1]
-        if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
-            raise DomainError(
-                "domains_not_submittable",
-                f"{name} is not registered yet (its purchase is {latest['status']}).",
-                field=field,
-                details={"domains": [name]},
-            )
+        refuse_unfinished_purchase(latest, name, field)
         return new_domain_item(name, suite, "inventory", 0, latest["dom_id"])
     owned = tenant_rows_by_name(cur, tenant, [name])
     if owned:
