@@ -153,19 +153,27 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
         chosen = roles or [r for r in resolve_roles(None) if r not in NEEDS_NATS]
         if NEEDS_NATS.intersection(chosen) and "nats_url" not in overrides:
             overrides["nats_url"] = require_nats()
-        container = Container.build(dataclasses.replace(settings, **overrides), clock)
-        port = free_port()
-        server, _ = build_server(container, chosen, port)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("service did not start")
-            time.sleep(0.02)
-        running = RunningService(f"http://127.0.0.1:{port}", container, server, thread)
-        started.append(running)
-        return running
+        for _attempt in range(3):
+            # A port found free can still be bound by another worker before our server binds it;
+            # then the server thread exits, and a fresh pair of ports is tried.
+            current = dataclasses.replace(settings, **overrides)
+            container = Container.build(current, clock)
+            port = free_port()
+            server, _ = build_server(container, chosen, port)
+            thread = threading.Thread(target=server.run, daemon=True)
+            thread.start()
+            deadline = time.monotonic() + 30
+            while not server.started and thread.is_alive():
+                if time.monotonic() > deadline:
+                    raise RuntimeError("service did not start")
+                time.sleep(0.02)
+            if server.started:
+                running = RunningService(f"http://127.0.0.1:{port}", container, server, thread)
+                started.append(running)
+                return running
+            container.close()
+            overrides["grpc_port"] = free_port()
+        raise RuntimeError("service did not start: no free port pair after 3 attempts")
 
     yield start
     for running in started:
