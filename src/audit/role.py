@@ -14,7 +14,9 @@ class AuditChainRole:
 
     def __init__(self, container: Container) -> None:
         self.follower = ChainFollower(
-            container.store, container.ops_db, poll_interval=max(0.05, container.settings.poll_interval_seconds)
+            container.store,
+            container.ops_db.relaxed(),  # a lost seal is sealed again from the same events
+            poll_interval=max(0.05, container.settings.poll_interval_seconds),
         )
 
     async def start(self) -> None:

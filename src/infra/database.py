@@ -6,6 +6,7 @@ Statements are written with `?` placeholders and run unchanged on SQLite and Pos
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,11 @@ class Database(Protocol):
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """One statement in a transaction of its own, returning its rows (RETURNING)."""
+        ...
+
+    def relaxed(self) -> Database:
+        """The same tables, for writes that need not wait for their own flush to disk: state
+        rebuilt from the event log, or made durable by the event store's next commit."""
         ...
 
     def close(self) -> None: ...
@@ -97,6 +103,10 @@ class SQLiteDatabase:
     def bulk_transaction(self) -> Any:
         return self.transaction()
 
+    def relaxed(self) -> SQLiteDatabase:
+        # In WAL mode with synchronous=NORMAL a commit already skips fsync.
+        return self
+
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # In autocommit mode one write statement is its own transaction and takes the write
         # lock when it starts (waiting on busy_timeout), as BEGIN IMMEDIATE would, without the
@@ -144,6 +154,7 @@ class PostgresDatabase:
 
     def __init__(self, url: str, schema: str = "public", max_size: int = 10) -> None:
         self.schema = schema
+        self._synchronous = True
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
@@ -154,10 +165,23 @@ class PostgresDatabase:
             open=True,
         )
 
+    def relaxed(self) -> PostgresDatabase:
+        """Commits that return before their WAL flush (`synchronous_commit = off`), on the same
+        pool. PostgreSQL writes WAL in order and a durable commit flushes everything before it,
+        so a crash can only lose a tail of such commits, never one a later durable commit saw."""
+        view = copy.copy(self)
+        view._synchronous = False
+        return view
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            self._relax(cur)
             yield _PgCursor(cur)
+
+    def _relax(self, cur: psycopg.Cursor[Row]) -> None:
+        if not self._synchronous:
+            cur.execute("SET LOCAL synchronous_commit = off")
 
     @contextmanager
     def bulk_transaction(self) -> Iterator[Any]:
@@ -169,6 +193,7 @@ class PostgresDatabase:
             conn.transaction(),
             conn.cursor() as cur,
         ):
+            self._relax(cur)
             yield _PgCursor(cur)
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -45,6 +45,7 @@ class OrderList(ReadModel):
         "status TEXT NOT NULL, workspace_id TEXT, customer_id TEXT, position BIGINT NOT NULL, "
         "PRIMARY KEY (order_id, domain))",
         "CREATE INDEX IF NOT EXISTS order_domains_name ON order_domains (tenant, domain)",
+        "CREATE INDEX IF NOT EXISTS order_domains_state ON order_domains (tenant, status)",
         "CREATE TABLE IF NOT EXISTS pending_actions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
         "position BIGINT NOT NULL, order_id TEXT NOT NULL, status TEXT NOT NULL, doc TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS pending_actions_order ON pending_actions (tenant, order_id)",
@@ -139,31 +140,33 @@ def domain_rows(cur: Any, tenant: str, domain: str) -> list[dict[str, Any]]:
     )
 
 
+# A row that counts for a domain's latest state: a purchase counts only once completed.
+_COUNTS = "NOT ({t}.kind = 'purchase' AND {t}.status <> 'completed')"
+_FREE_DOMAINS = (
+    "SELECT d.domain, d.dom_id, d.kind, d.status, d.workspace_id, d.customer_id "
+    "FROM order_domains d WHERE d.tenant = ? "
+    # Only a completed purchase or a cancelled order can leave a domain free.
+    "AND d.status IN ('completed', 'cancelled') "
+    "AND ((d.kind = 'purchase' AND d.status = 'completed') "
+    "OR (d.kind = 'order' AND d.status = 'cancelled')) "
+    "AND NOT EXISTS (SELECT 1 FROM order_domains n WHERE n.tenant = d.tenant "
+    f"AND n.domain = d.domain AND n.position > d.position AND {_COUNTS.format(t='n')}) "
+    "AND NOT EXISTS (SELECT 1 FROM order_domains b WHERE b.tenant = d.tenant "
+    "AND b.domain = d.domain AND b.kind = 'order' AND b.status IN ({active})) "
+    "AND (d.workspace_id IS NULL OR d.workspace_id = ? OR d.customer_id = ?) "
+    "ORDER BY (SELECT MIN(f.position) FROM order_domains f WHERE f.tenant = d.tenant "
+    f"AND f.domain = d.domain AND {_COUNTS.format(t='f')}), d.domain"
+).format(active=", ".join(f"'{state}'" for state in ACTIVE_STATES))
+
+
 def owned_free_domains(
     cur: Any, tenant: str, workspace_id: str | None, customer_id: str | None
 ) -> list[dict[str, Any]]:
     """Domains this tenant owns that no active order holds: bought by a completed purchase
     (for this workspace or customer, or for none) or released by a cancelled order. A domain
     whose last order failed shows `failed` in the inventory and is never picked on its own;
-    the partner may still name it on an order to try again."""
-    rows = cur.execute(
-        "SELECT domain, dom_id, kind, status, workspace_id, customer_id FROM order_domains "
-        "WHERE tenant = ? ORDER BY position",
-        (tenant,),
-    ).fetchall()
-    latest: dict[str, dict[str, Any]] = {}
-    busy: set[str] = set()
-    for row in rows:
-        if row["kind"] == "order" and row["status"] in ACTIVE_STATES:
-            busy.add(row["domain"])
-        if row["kind"] == "purchase" and row["status"] != "completed":
-            continue
-        latest[row["domain"]] = row
-    free = []
-    for name, row in latest.items():
-        if name in busy or (row["kind"] == "order" and row["status"] == "failed"):
-            continue
-        same_customer = customer_id is not None and row["customer_id"] == customer_id
-        if row["workspace_id"] in (None, workspace_id) or same_customer:
-            free.append(row)
-    return free
+    the partner may still name it on an order to try again. Oldest first.
+
+    One query over the few rows that can be free (index on status), not the tenant's whole
+    order history: placement runs it on every order."""
+    return list(cur.execute(_FREE_DOMAINS, (tenant, workspace_id, customer_id)).fetchall())

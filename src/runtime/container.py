@@ -87,10 +87,14 @@ class Container:
             store=store,
             read_db=read_db,
             ops_db=ops_db,
-            read_models=ReadModels(store, read_db, poll_interval=settings.poll_interval_seconds),
+            # Read models and rate buckets are rebuilt or harmless to lose; a claim is flushed by
+            # the event store's commit of what the request saves under it (`relaxed`).
+            read_models=ReadModels(
+                store, read_db.relaxed(), poll_interval=settings.poll_interval_seconds
+            ),
             accounts=Accounts(store, clock),
-            rate_limiter=RateLimiter(rate_db, clock),
-            idempotency=IdempotencyStore(ops_db, clock),
+            rate_limiter=RateLimiter(rate_db.relaxed(), clock),
+            idempotency=IdempotencyStore(ops_db.relaxed(), clock),
             sealer=Sealer(settings.secret_key),
         )
 

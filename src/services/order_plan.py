@@ -204,11 +204,10 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
     return latest
 
 
-def _imported_domain(cur: Any, tenant: str, name: str, field: str) -> dict[str, Any]:
+def _imported_domain(rows: list[dict[str, Any]], name: str, field: str) -> dict[str, Any]:
     """A domain imported (or registered) into inventory but never on an order: usable once its
     setup is done, or while only its nameservers are not pointed yet (the order then waits for
     them in its `dns` step); it keeps its dom_ id on the order."""
-    rows = tenant_rows_by_name(cur, tenant, [name])
     if not rows:
         _check_named([], name, "suite_a", field)  # raises domain_not_imported
     latest: dict[str, Any] = rows[-1]
@@ -254,12 +253,17 @@ def _domains(
                     field=f"domains[{index}].suite",
                     details={"suite": suite, "expected": 0},
                 )
+            # Each statement reads what is committed when it runs, and the projections commit
+            # an order's rows with the domain status the order causes. Reading the import first
+            # means a commit in between shows the order (refused as held), never the status
+            # alone (which would read as not submittable).
+            import_rows = tenant_rows_by_name(cur, tenant, [name])
             order_rows = domain_rows(cur, tenant, name)
             if order_rows:
                 dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
                 items.append(new_domain_item(name, suite, "named", 0, dom_id))
                 continue
-            imported = _imported_domain(cur, tenant, name, field)
+            imported = _imported_domain(import_rows, name, field)
             item = new_domain_item(name, suite, "named", 0, str(imported["id"]))
             if imported["status"] == "action_required":
                 # The simulated DNS decides from the import's start when they are pointed.

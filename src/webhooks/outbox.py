@@ -31,6 +31,10 @@ ACK_TIMEOUT_SECONDS = 10.0
 # Events stored by another process (a gateway of its own) are only seen by polling; a cheap
 # indexed read, so poll often enough to keep the webhook lag target (p99 < 100 ms).
 MAX_POLL_SECONDS = 0.02
+# On SQLite a poll first compares the event log's commit stamp (no query, no system call) and
+# reads only after a commit: polling this often costs next to nothing and takes ~8 ms off the
+# average lag.
+STAMPED_POLL_SECONDS = 0.005
 
 
 def message_of(event: PublicEvent) -> bytes:
@@ -50,7 +54,7 @@ class OutboxPublisher:
         load_mappers()
         self.container = container
         self.settings = container.settings
-        self.db = container.read_db
+        self.db = container.read_db.relaxed()  # a lost position republishes: JetStream dedupes
         self._nc: Any = None
         self._js: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -85,19 +89,28 @@ class OutboxPublisher:
             await self._nc.close()
 
     async def _run(self) -> None:
-        poll = min(max(self.settings.poll_interval_seconds, 0.01), MAX_POLL_SECONDS)
+        unstamped_poll = min(max(self.settings.poll_interval_seconds, 0.01), MAX_POLL_SECONDS)
+        # The commit stamp under which the log was last read to its end: while it holds,
+        # nothing new can be there.
+        drained_at: bytes | None = None
         while True:
-            try:
-                published = await self.publish_batch()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("outbox publish failed; retrying")
-                published = 0
-                await asyncio.sleep(1.0)
+            stamp = self.container.store.commit_stamp()  # before the read: no commit slips by
+            published = 0
+            if stamp is None or stamp != drained_at:
+                try:
+                    published = await self.publish_batch()
+                    drained_at = None if published else stamp
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("outbox publish failed; retrying")
+                    drained_at = None
+                    await asyncio.sleep(1.0)
             if not published:
+                poll = unstamped_poll if stamp is None else STAMPED_POLL_SECONDS
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=poll)
+                    async with asyncio.timeout(poll):
+                        await self._wake.wait()
                 self._wake.clear()
 
     def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:

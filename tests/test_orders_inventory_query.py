@@ -1,0 +1,79 @@
+"""The inventory query placement runs on every order gives what the plain rule gives, on both
+stores, for random histories of orders and purchases."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from domain.orders import ACTIVE_STATES
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.settings import Settings
+from projections.orders import OrderList, owned_free_domains
+
+STATUSES = ["in_progress", "completed", "failed", "action_required", "cancel_scheduled",
+            "cancelled"]
+
+
+def plain_rule(rows: list[dict[str, Any]], workspace_id: str | None, customer_id: str | None
+               ) -> set[str]:
+    """The rule as the spec reads: the domain's latest counted row decides, an active order
+    anywhere in its history holds it."""
+    latest: dict[str, dict[str, Any]] = {}
+    busy: set[str] = set()
+    for row in sorted(rows, key=lambda r: r["position"]):
+        if row["kind"] == "order" and row["status"] in ACTIVE_STATES:
+            busy.add(row["domain"])
+        if row["kind"] == "purchase" and row["status"] != "completed":
+            continue
+        latest[row["domain"]] = row
+    return {
+        name for name, row in latest.items()
+        if name not in busy and not (row["kind"] == "order" and row["status"] == "failed")
+        and (row["workspace_id"] in (None, workspace_id)
+             or (customer_id is not None and row["customer_id"] == customer_id))
+    }
+
+
+def random_history(rng: random.Random, tenant: str) -> list[dict[str, Any]]:
+    rows = []
+    for position in range(1, rng.randint(1, 40)):
+        for number in rng.sample(range(8), rng.randint(1, 3)):
+            rows.append({
+                "order_id": f"ord_{tenant}_{position}", "tenant": tenant, "domain": f"d{number}.com",
+                "dom_id": f"dom_{number}", "suite": "suite_a",
+                "kind": rng.choice(["order", "purchase"]), "status": rng.choice(STATUSES),
+                "workspace_id": rng.choice([None, "wrk_1", "wrk_2"]),
+                "customer_id": rng.choice([None, "c1", "c2"]), "position": position,
+            })
+    return rows
+
+
+def _database(settings: Settings) -> Database:
+    if settings.database_url:
+        return PostgresDatabase(settings.database_url, settings.database_schema)
+    return SQLiteDatabase(settings.data_dir / "read.sqlite")
+
+
+def test_free_inventory_query_matches_the_plain_rule(settings: Settings) -> None:
+    db = _database(settings)
+    try:
+        with db.transaction() as cur:
+            OrderList().create_tables(cur)
+        rng = random.Random(7)
+        for round_ in range(60):
+            tenant = f"org_{round_}:test"
+            rows = random_history(rng, tenant)
+            with db.transaction() as cur:
+                for row in rows:
+                    cur.execute(
+                        f"INSERT INTO order_domains ({', '.join(row)}) "
+                        f"VALUES ({', '.join('?' * len(row))})", list(row.values()),
+                    )
+            for workspace_id, customer_id in [(None, None), ("wrk_1", None), ("wrk_2", "c1")]:
+                with db.read() as cur:
+                    found = owned_free_domains(cur, tenant, workspace_id, customer_id)
+                assert {r["domain"] for r in found} == plain_rule(rows, workspace_id, customer_id)
+                assert len(found) == len({r["domain"] for r in found})
+    finally:
+        db.close()
