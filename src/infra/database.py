@@ -6,7 +6,6 @@ Statements are written with `?` placeholders and run unchanged on SQLite and Pos
 
 from __future__ import annotations
 
-import copy
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -152,36 +151,39 @@ class _PgCursor:
 class PostgresDatabase:
     dialect = "postgres"
 
-    def __init__(self, url: str, schema: str = "public", max_size: int = 10) -> None:
+    def __init__(
+        self, url: str, schema: str = "public", max_size: int = 10, synchronous: bool = True
+    ) -> None:
+        self.url = url
         self.schema = schema
-        self._synchronous = True
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        self._relaxed: PostgresDatabase | None = None if synchronous else self
+        options = f"-c search_path={schema}"
+        if synchronous:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        else:
+            options += " -c synchronous_commit=off"
         self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
-            kwargs={"options": f"-c search_path={schema}", "row_factory": dict_row},
+            kwargs={"options": options, "row_factory": dict_row},
             open=True,
         )
 
     def relaxed(self) -> PostgresDatabase:
-        """Commits that return before their WAL flush (`synchronous_commit = off`), on the same
-        pool. PostgreSQL writes WAL in order and a durable commit flushes everything before it,
-        so a crash can only lose a tail of such commits, never one a later durable commit saw."""
-        view = copy.copy(self)
-        view._synchronous = False
-        return view
+        """A pool of its own whose commits return before their WAL flush
+        (`synchronous_commit = off`). PostgreSQL writes WAL in order and a durable commit
+        flushes everything before it, so a crash can only lose a tail of such commits, never
+        one a later durable commit saw."""
+        if self._relaxed is None:
+            self._relaxed = PostgresDatabase(self.url, self.schema, 5, synchronous=False)
+        return self._relaxed
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            self._relax(cur)
             yield _PgCursor(cur)
-
-    def _relax(self, cur: psycopg.Cursor[Row]) -> None:
-        if not self._synchronous:
-            cur.execute("SET LOCAL synchronous_commit = off")
 
     @contextmanager
     def bulk_transaction(self) -> Iterator[Any]:
@@ -193,7 +195,6 @@ class PostgresDatabase:
             conn.transaction(),
             conn.cursor() as cur,
         ):
-            self._relax(cur)
             yield _PgCursor(cur)
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -207,6 +208,8 @@ class PostgresDatabase:
             yield _PgCursor(cur)
 
     def close(self) -> None:
+        if self._relaxed is not None and self._relaxed is not self:
+            self._relaxed.close()
         self._pool.close()
 
 

@@ -40,6 +40,10 @@ def tracked_position(db: Database, name: str) -> int:
     return int(row["notification_id"]) if row else 0
 
 
+class TrackingMoved(RuntimeError):
+    """Another runner (or a lost commit) left the stored position elsewhere than expected."""
+
+
 def advance_tracking(cur: Any, name: str, previous: int, position: int) -> None:
     """Move the position forward, refusing if another runner moved it first."""
     if previous == 0:
@@ -55,7 +59,7 @@ def advance_tracking(cur: Any, name: str, previous: int, position: int) -> None:
         (position, name, previous),
     ).rowcount
     if updated != 1:
-        raise RuntimeError(f"tracking {name} moved by another runner; batch rolled back")
+        raise TrackingMoved(f"tracking {name} moved by another runner; batch rolled back")
 
 
 class Follower:
@@ -81,6 +85,9 @@ class Follower:
         self._stop = threading.Event()
         self._caught_up = threading.Condition()
         self.position = 0
+        # The position this follower last committed: read from the table only when unknown,
+        # since the compare-and-set in advance_tracking catches a position moved meanwhile.
+        self._committed: int | None = None
         self._thread: threading.Thread | None = None
         ensure_tracking_table(db)
         store.on_saved(lambda _id: self._wake.set())
@@ -92,16 +99,27 @@ class Follower:
 
     def run_once(self) -> int:
         """Apply one batch; returns how many notifications were applied."""
-        previous = tracked_position(self.db, self.name)
+        previous = self._committed
+        if previous is None:
+            previous = tracked_position(self.db, self.name)
         notifications = self.select(previous)
         if not notifications:
+            self._committed = previous
             self._set_position(previous)
             return 0
         mapper = self.store.mapper
-        with self.db.transaction() as cur:
-            for notification in notifications:
-                self.handle(cur, mapper.to_domain_event(notification), notification.id)
-            advance_tracking(cur, self.name, previous, notifications[-1].id)
+        try:
+            with self.db.transaction() as cur:
+                for notification in notifications:
+                    self.handle(cur, mapper.to_domain_event(notification), notification.id)
+                advance_tracking(cur, self.name, previous, notifications[-1].id)
+        except TrackingMoved:
+            self._committed = None
+            return 1  # nothing applied here, but go again at once from the stored position
+        except BaseException:
+            self._committed = None
+            raise
+        self._committed = notifications[-1].id
         self._set_position(notifications[-1].id)
         return len(notifications)
 
