@@ -19,8 +19,8 @@ WINDOW_SECONDS = 24 * 3600.0
 CLAIM_LEASE_SECONDS = 10.0
 _ID_NAMESPACE = uuid.UUID("5b0d6c2e-3f51-4c1e-9a43-4a7c1d2b9e10")
 
-# The claim the current request runs under (scope, key and the claim's creation time).
-_CLAIM: ContextVar[str | None] = ContextVar("idempotency_claim", default=None)
+# The claim the current request runs under.
+_CLAIM: ContextVar[Claim | None] = ContextVar("idempotency_claim", default=None)
 
 
 def claimed_id(kind: str) -> uuid.UUID | None:
@@ -29,7 +29,16 @@ def claimed_id(kind: str) -> uuid.UUID | None:
     A request taking over a dead process's claim derives the same id, so it finds what the
     first attempt saved (if it got that far) instead of creating it a second time."""
     claim = _CLAIM.get()
-    return None if claim is None else uuid.uuid5(_ID_NAMESPACE, f"{kind}\n{claim}")
+    if claim is None:
+        return None
+    return uuid.uuid5(_ID_NAMESPACE, f"{kind}\n{claim.scope}\n{claim.key}\n{claim.created_at!r}")
+
+
+def earlier_attempt_possible() -> bool:
+    """Whether another attempt may have run under the current claim: only a claim taken over
+    from a failed or dead attempt. A fresh claim's ids are new, so nothing to look for."""
+    claim = _CLAIM.get()
+    return claim is not None and claim.taken_over
 
 
 @dataclass(frozen=True)
@@ -45,9 +54,10 @@ class Claim:
     scope: str
     key: str
     created_at: float
+    taken_over: bool = False
 
     def enter(self) -> Any:
-        return _CLAIM.set(f"{self.scope}\n{self.key}\n{self.created_at!r}")
+        return _CLAIM.set(self)
 
     @staticmethod
     def leave(token: Any) -> None:
@@ -135,9 +145,9 @@ def _take_over(
             "WHERE scope = ? AND idem_key = ? AND state = 'failed'",
             (print_, started, scope, key),
         ).rowcount
-        return Claim(scope, key, started) if moved else None
+        return Claim(scope, key, started, taken_over=True) if moved else None
     if row["state"] == "running" and same_body and row["created_at"] < now - CLAIM_LEASE_SECONDS:
-        return Claim(scope, key, float(row["created_at"]))
+        return Claim(scope, key, float(row["created_at"]), taken_over=True)
     return None
 
 

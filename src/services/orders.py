@@ -21,7 +21,7 @@ from fulfillment import steps
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
 from services.domain_claims import DomainsHeld, claim_domains
-from services.idempotency import claimed_id
+from services.idempotency import claimed_id, earlier_attempt_possible
 from services.order_plan import Plan, plan_order
 from services.order_view import order_view, pending_action_view
 from services.wallet import load_wallet, retry_conflicts
@@ -53,8 +53,9 @@ def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[st
 
 def placed_before(container: Any) -> dict[str, Any] | None:
     """The order an earlier attempt of this idempotent request saved before its process died."""
-    order_id = claimed_id("order")
-    found = container.store.find(order_id, Order) if order_id is not None else None
+    if not earlier_attempt_possible():
+        return None
+    found = container.store.find(claimed_id("order"), Order)
     return order_view(found) if isinstance(found, Order) else None
 
 
