@@ -88,8 +88,10 @@ def running_service(extra_env: dict[str, str] | None = None) -> Iterator[tuple[i
         **(extra_env or {}),
     }
     env.pop("NATS_URL", None)
+    # BENCH_SERVE_ARGS: extra `serve` arguments, to measure another layout (`--workers 2`).
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve"], env=env, stdout=subprocess.DEVNULL
+        [sys.executable, "-m", "cli.main", "serve", *os.environ.get("BENCH_SERVE_ARGS", "").split()],
+        env=env, stdout=subprocess.DEVNULL,
     )
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz")

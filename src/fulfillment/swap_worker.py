@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from projections.swaps import due_swaps, waiting_swaps, warm_periods_over
+from projections.swaps import SWAP_EVENTS, due_swaps, waiting_swaps, warm_periods_over
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
@@ -25,6 +25,7 @@ RECHECK_EVERY_SECONDS = 0.25
 class SwapWorker(PollingWorker):
     thread_name = "swap-worker"
     name = "swaps"
+    wake_on = frozenset(SWAP_EVENTS)
 
     def __init__(self, container: Container) -> None:
         super().__init__(container, container.settings.poll_interval_seconds)

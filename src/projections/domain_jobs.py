@@ -12,6 +12,9 @@ from infra.ids import public_id
 from projections.base import ReadModel, on
 from services.job_views import import_view
 
+IMPORT_JOB_EVENTS = ("ImportJob.Submitted", "ImportJob.Progressed")
+FORWARDING_JOB_EVENTS = ("ForwardingJob.Submitted", "ForwardingJob.Finished")
+
 
 class DomainJobs(ReadModel):
     name = "domain_jobs"
@@ -35,7 +38,7 @@ class DomainJobs(ReadModel):
     def _at_version(self, event: Any) -> Any:
         return self.store.repository.get(event.originator_id, version=event.originator_version)
 
-    @on("ImportJob.Submitted", "ImportJob.Progressed")
+    @on(*IMPORT_JOB_EVENTS)
     def import_changed(self, cur: Any, event: Any, position: int) -> None:
         job: ImportJob = self._at_version(event)
         job_id = public_id("imp", job.id)
@@ -52,7 +55,7 @@ class DomainJobs(ReadModel):
                 (job_id, item["domain"]),
             )
 
-    @on("ForwardingJob.Submitted", "ForwardingJob.Finished")
+    @on(*FORWARDING_JOB_EVENTS)
     def forwarding_changed(self, cur: Any, event: Any, position: int) -> None:
         job: ForwardingJob = self._at_version(event)
         cur.execute(

@@ -73,6 +73,7 @@ class Follower:
         topics: Sequence[str] = (),
         batch_size: int = 500,
         poll_interval: float = 0.05,
+        after_batch: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.db = db
@@ -81,6 +82,7 @@ class Follower:
         self.topics = tuple(topics)
         self.batch_size = batch_size
         self.poll_interval = poll_interval
+        self.after_batch = after_batch
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._caught_up = threading.Condition()
@@ -121,6 +123,8 @@ class Follower:
             raise
         self._committed = notifications[-1].id
         self._set_position(notifications[-1].id)
+        if self.after_batch is not None:
+            self.after_batch()
         return len(notifications)
 
     def catch_up(self) -> None:

@@ -38,6 +38,7 @@ _JOB_EVENTS = {
     "PoolRelease.Requested": "prl",
     "PoolRelease.Completed": "prl",
 }
+POOL_JOB_EVENTS = frozenset(_JOB_EVENTS)
 
 
 class PoolReadModel(ReadModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from infra.database import Database
@@ -35,13 +36,31 @@ class ReadModels:
             for model in self.models:
                 model.create_tables(cur)
         self.follower = Follower(
-            store, db, READ_MODELS_TRACKING, self._apply, poll_interval=poll_interval
+            store,
+            db,
+            READ_MODELS_TRACKING,
+            self._apply,
+            poll_interval=poll_interval,
+            after_batch=self._tell_listeners,
         )
         self.running_here = False
+        self._listeners: list[Callable[[set[str]], None]] = []
+        self._applied: set[str] = set()  # event names of the batch being applied
+
+    def on_applied(self, listener: Callable[[set[str]], None]) -> None:
+        """Called after each batch this process applies, with its event names (`Swap.Created`):
+        workers reading these tables wake when there is something new to read."""
+        self._listeners.append(listener)
 
     def _apply(self, cur: Any, event: Any, notification_id: int) -> None:
+        self._applied.add(type(event).__qualname__)
         for model in self.models:
             model.apply(cur, event, notification_id)
+
+    def _tell_listeners(self) -> None:
+        applied, self._applied = self._applied, set()
+        for listener in self._listeners:
+            listener(applied)
 
     def start(self) -> None:
         self.follower.start()

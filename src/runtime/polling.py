@@ -1,7 +1,8 @@
 """The loop every background worker role shares: run a pass, sleep until woken or the interval.
 
-Workers poll because SQLite has no LISTEN/NOTIFY; a save in this process wakes them at once, and
-the interval bounds how late they notice work stored by other processes.
+Workers poll because SQLite has no LISTEN/NOTIFY; a save in this process (or, for workers that
+read a read model, a batch of the events they list applied by this process) wakes them at once,
+and the interval bounds how late they notice work stored by other processes.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import anyio
 
@@ -23,6 +25,9 @@ class PollingWorker(ABC):
     """Subclasses set `thread_name` and implement `run_once`; `start`/`stop` follow the role API."""
 
     thread_name = "worker"
+    # Workers whose to-do list is a read model name the events that add to it: they wake when
+    # this process's read models applied one. None: wake on every save in this process.
+    wake_on: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, container: Container, interval: float) -> None:
         self.container = container
@@ -30,7 +35,15 @@ class PollingWorker(ABC):
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        container.store.on_saved(lambda _id: self._wake.set())
+        if self.wake_on is None:
+            container.store.on_saved(lambda _id: self._wake.set())
+        else:
+            container.read_models.on_applied(self._wake_if_listed)
+
+    def _wake_if_listed(self, applied: set[str]) -> None:
+        assert self.wake_on is not None
+        if not self.wake_on.isdisjoint(applied):
+            self._wake.set()
 
     @abstractmethod
     def run_once(self) -> object:

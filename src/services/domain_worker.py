@@ -8,19 +8,20 @@ never apply a move twice.
 
 from __future__ import annotations
 
-from projections.domain_jobs import open_jobs
+from projections.domain_jobs import FORWARDING_JOB_EVENTS, IMPORT_JOB_EVENTS, open_jobs
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services import forwarding, imports
 
-# Waiting on nameservers is slow by nature; a quick pass on every save covers new jobs.
+# Waiting on nameservers is slow by nature; a new job wakes the worker at once (`wake_on`).
 MIN_INTERVAL_SECONDS = 0.2
 
 
 class DomainWorker(PollingWorker):
     thread_name = "domain-worker"
     name = "domains"
+    wake_on = frozenset(IMPORT_JOB_EVENTS + FORWARDING_JOB_EVENTS)
 
     def __init__(self, container: Container) -> None:
         super().__init__(container, max(container.settings.poll_interval_seconds, MIN_INTERVAL_SECONDS))

@@ -7,7 +7,7 @@ the aggregates' version checks, so several workers (or a restarted one) finish a
 
 from __future__ import annotations
 
-from projections.pool import due_jobs
+from projections.pool import POOL_JOB_EVENTS, due_jobs
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
@@ -18,6 +18,7 @@ MIN_INTERVAL_SECONDS = 0.2
 
 
 class PoolWorker(PollingWorker):
+    wake_on = POOL_JOB_EVENTS
     thread_name = "pool-worker"
     name = "pool"
 

@@ -14,9 +14,9 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import Recording
+from eventsourcing.persistence import Notification, Recording
 
 from infra.settings import Settings
 from infra.wal_stamp import WalStamp
@@ -65,6 +65,7 @@ class EventStore(Application[UUID]):
         self._current_at: dict[tuple[UUID, int], bytes] = {}
         self._versions: OrderedDict[tuple[UUID, int], Any] = OrderedDict()
         self._versions_lock = threading.Lock()
+        self._versions_read = False  # whether this process asks at_version at all
 
     def on_saved(self, listener: Callable[[int], None]) -> None:
         """Called with the last notification id after each save in this process.
@@ -77,6 +78,8 @@ class EventStore(Application[UUID]):
     def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
         recordings = super().save(*objs, **kwargs)
         if recordings:
+            if self._versions_read:
+                self._remember_new_versions(recordings)
             last = max(r.notification.id for r in recordings)
             for listener in list(self._listeners):
                 listener(last)
@@ -94,17 +97,37 @@ class EventStore(Application[UUID]):
         mutate what they get.
         """
         key = (aggregate_id, version)
+        self._versions_read = True
         with self._versions_lock:
             found = self._versions.get(key)
             if found is not None:
                 self._versions.move_to_end(key)
                 return found
         found = self.repository.get(aggregate_id, version=version)
+        self._keep_version(key, found)
+        return found
+
+    def _keep_version(self, key: tuple[UUID, int], aggregate: Any) -> None:
         with self._versions_lock:
-            self._versions[key] = found
+            self._versions[key] = aggregate
             if len(self._versions) > VERSIONS_CACHED:
                 self._versions.popitem(last=False)
-        return found
+
+    def _remember_new_versions(self, recordings: list[Recording[UUID]]) -> None:
+        """Every version of an aggregate this save created, for `at_version` readers in this
+        process (the read models and the outbox ask for each one next), built as the
+        repository would build them: from the stored form of its events, decoded afresh."""
+        stored: dict[UUID, list[Notification]] = {}
+        for recording in recordings:
+            stored.setdefault(recording.domain_event.originator_id, []).append(
+                recording.notification
+            )
+        for aggregate_id, notifications in stored.items():
+            if notifications[0].originator_version != 1:
+                continue  # the versions before this save are not at hand
+            for count in range(1, len(notifications) + 1):
+                events = [self.mapper.to_domain_event(n) for n in notifications[:count]]
+                self._keep_version((aggregate_id, count), project_aggregate(None, events))
 
     def find(self, aggregate_id: UUID | None, kind: type[Aggregate]) -> Any | None:
         """The aggregate of this kind, or None for an unknown id or another kind."""
@@ -142,6 +165,15 @@ class EventStore(Application[UUID]):
                 self._current_at.clear()
             self._current_at[seen] = stamp  # taken before the query: no commit can slip by
         return bool(rows)
+
+    def commit_stamp(self) -> bytes | None:
+        """A stamp of the last commit to the SQLite event log, by any process: equal stamps
+        mean nothing was stored in between (infra.wal_stamp). None on PostgreSQL, or unclear."""
+        if self._wal is None:
+            return None
+        if not self._probe_connections:  # an open connection keeps the -shm file in place
+            self._probe().execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return self._wal.current()
 
     def _probe(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._probes, "conn", None)
