@@ -8,6 +8,8 @@ from audit.chain import ChainFollower
 from runtime.container import Container
 from runtime.roles import register_role
 
+SEAL_INTERVAL_SECONDS = 0.25
+
 
 class AuditChainRole:
     name = "audit"
@@ -16,7 +18,7 @@ class AuditChainRole:
         self.follower = ChainFollower(
             container.store,
             container.ops_db.relaxed(),  # a lost seal is sealed again from the same events
-            poll_interval=max(0.05, container.settings.poll_interval_seconds),
+            poll_interval=max(SEAL_INTERVAL_SECONDS, container.settings.poll_interval_seconds),
         )
 
     async def start(self) -> None:
