@@ -27,11 +27,12 @@ from domain.organizations import Organization
 from gateway.rest import metrics
 from infra.ids import parse_id
 from runtime.container import Container
+from webhooks.batched_lookup import BatchedLookup
 from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempts, release
 from webhooks.endpoints import Endpoint, endpoints_of
+from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 from webhooks.stream import connect, ensure_stream, subject_root
-from webhooks.urls import connect_refusal
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +41,9 @@ TOTAL_CONCURRENCY = 256
 FETCH_BATCH = 256
 # nats-py's fetch(n > 1) holds a long pull open until n messages or its time-out: waiting
 # there would add up to the time-out to every event's lag. So wait for one message, then take
-# what else is already there with a short follow-up pull.
+# the ones its metadata says are waiting behind it with a short follow-up pull; with none
+# waiting (the usual case at a steady rate) there is no follow-up request at all.
 FOLLOW_UP_SECONDS = 0.005
-USER_AGENT = "partner-api-webhooks/1"
 CLIENT_IDLE_SECONDS = 300.0
 # Only these organization events change where and how deliveries go; others (a test event
 # request, a rate-limit change) leave a cached endpoint valid.
@@ -67,16 +68,18 @@ class WebhookDispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
+        # Read just before each attempt (a rotated secret signs the next one), many per hop.
+        self._current_endpoints = BatchedLookup(self._endpoint)
         self._outcomes: list[tuple[str, Outcome, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._nc: Any = None
-        # One connection pool per organization, sized to its concurrency: httpcore scans every
-        # connection of a pool on each request, so one shared pool of hundreds of connections
-        # costs twice the CPU per delivery; and a hung receiver holds only its own pool.
-        self._clients: dict[str, httpx.AsyncClient] = {}
-        self._client_used: dict[str, float] = {}
-        # httpx's default, built once: loading the CA bundle costs a quarter second per pool.
-        self._tls = httpx.create_ssl_context()
+        # httpx's TLS defaults (certifi's roots), built once: loading them costs a quarter second.
+        self._sender = WebhookSender(
+            self.timeout,
+            self.settings.allow_http_webhooks,
+            PER_ORG_CONCURRENCY,
+            httpx.create_ssl_context(),
+        )
 
     def describe(self) -> str:
         return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
@@ -110,8 +113,8 @@ class WebhookDispatcher:
             await asyncio.gather(self._writer, return_exceptions=True)
         for event_id in list(self._in_flight):
             await anyio.to_thread.run_sync(release, self.db, event_id)
-        for client in self._clients.values():
-            await client.aclose()
+        await self._current_endpoints.close()
+        await self._sender.close()
         if self._nc is not None:
             await self._nc.close()
 
@@ -127,9 +130,10 @@ class WebhookDispatcher:
                 log.exception("webhook intake fetch failed; retrying")
                 await asyncio.sleep(1.0)
                 continue
-            # Nothing more (or a failed follow-up): go on with the message in hand.
-            with contextlib.suppress(Exception):
-                messages += await subscription.fetch(FETCH_BATCH - 1, timeout=FOLLOW_UP_SECONDS)
+            waiting = _waiting_behind(messages[-1])
+            if waiting:  # nothing more, or a failed follow-up: go on with the message in hand
+                with contextlib.suppress(Exception):
+                    messages += await subscription.fetch(waiting, timeout=FOLLOW_UP_SECONDS)
             try:
                 await self._take_in(messages)
             except asyncio.CancelledError:
@@ -153,13 +157,26 @@ class WebhookDispatcher:
                 Due(envelope["id"], body["org_id"], json.dumps(envelope, separators=(",", ":")))
             )
             tenants.append(f"{body['org_id']}:{body['environment']}")
-        new = await anyio.to_thread.run_sync(
-            enqueue, self.db, items, tenants, self.container.clock.now(), self.lease
+        new, endpoints = await anyio.to_thread.run_sync(
+            self._enqueue_and_read_endpoints, items, tenants, self.container.clock.now()
         )
         for message in messages:
             await message.ack()
         for due in new:
-            self._spawn(due)
+            self._spawn(due, endpoints)
+
+    def _enqueue_and_read_endpoints(
+        self, items: list[Due], tenants: list[str], now: float
+    ) -> tuple[list[Due], dict[str, Endpoint | None]]:
+        """Record the deliveries, then read the endpoints of the new ones' organizations in the
+        same thread hop (one hop less before the first attempt): read after the events were
+        stored, as an attempt starting now would read them."""
+        new = enqueue(self.db, items, tenants, now, self.lease)
+        endpoints: dict[str, Endpoint | None] = {}
+        for org_id in {due.org_id for due in new}:
+            with contextlib.suppress(Exception):  # the attempt reads it again, and logs
+                endpoints[org_id] = self._endpoint(org_id)
+        return new, endpoints
 
     async def _poll_due(self) -> None:
         interval = min(0.25, max(self.settings.poll_interval_seconds, 0.02))
@@ -178,21 +195,24 @@ class WebhookDispatcher:
                 self._spawn(due)
             if time.monotonic() > next_sweep:
                 next_sweep = time.monotonic() + CLIENT_IDLE_SECONDS / 10
-                await self._close_idle_clients()
+                await self._sender.close_idle(max(CLIENT_IDLE_SECONDS, 2 * self.lease))
             await asyncio.sleep(interval)
 
-    def _spawn(self, due: Due) -> None:
+    def _spawn(self, due: Due, endpoints: dict[str, Endpoint | None] | None = None) -> None:
         if due.event_id in self._in_flight:
             return
         self._in_flight.add(due.event_id)
-        task = asyncio.create_task(self._deliver(due))
+        task = asyncio.create_task(self._deliver(due, endpoints or {}))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _deliver(self, due: Due) -> None:
+    async def _deliver(self, due: Due, endpoints: dict[str, Endpoint | None]) -> None:
         try:
-            async with self._org_slots[due.org_id], self._slots:
-                outcome = await self._attempt(due)
+            org_slots = self._org_slots[due.org_id]
+            if org_slots.locked() or self._slots.locked():
+                endpoints = {}  # read before a wait for a slot: read again when it starts
+            async with org_slots, self._slots:
+                outcome = await self._attempt(due, endpoints)
             status = await self._record(due.event_id, outcome)
             metrics.WEBHOOK_ATTEMPTS.labels("success" if outcome.succeeded else "failure").inc()
             if status == "failed":
@@ -204,7 +224,7 @@ class WebhookDispatcher:
         finally:
             self._in_flight.discard(due.event_id)
 
-    async def _attempt(self, due: Due) -> Outcome:
+    async def _attempt(self, due: Due, endpoints: dict[str, Endpoint | None]) -> Outcome:
         attempted_at = self.container.clock.now()
         started = time.perf_counter()
 
@@ -212,54 +232,18 @@ class WebhookDispatcher:
             elapsed = (time.perf_counter() - started) * 1000
             return Outcome(attempted_at, elapsed, status_code, error)
 
-        endpoint, refusal = await anyio.to_thread.run_sync(self._target, due.org_id)
+        if due.org_id in endpoints:  # read just now, at intake
+            endpoint = endpoints[due.org_id]
+        else:
+            endpoint = await self._current_endpoints.get(due.org_id)
         if endpoint is None:
             return done(None, "no webhook endpoint registered")
-        if refusal is not None:
-            return done(None, f"refused: {refusal}")
         body = due.payload.encode()
         headers = signed_headers(
             endpoint.secret, int(self.container.clock.now()), due.event_id, body
         )
-        headers["Content-Type"] = "application/json"
-        headers["User-Agent"] = USER_AGENT
-        client = self._client_for(due.org_id)
-        try:
-            with anyio.fail_after(self.timeout):
-                response = await client.post(endpoint.url, content=body, headers=headers)
-        except TimeoutError:
-            return done(None, f"timed out after {self.timeout:g} s")
-        except httpx.HTTPError as exc:
-            return done(None, f"{type(exc).__name__}: {exc}"[:500])
-        error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
-        return done(response.status_code, error)
-
-    def _client_for(self, org_id: str) -> httpx.AsyncClient:
-        self._client_used[org_id] = time.monotonic()
-        client = self._clients.get(org_id)
-        if client is None:
-            client = self._clients[org_id] = httpx.AsyncClient(
-                follow_redirects=False,  # a 3xx is a failed attempt, never followed
-                timeout=httpx.Timeout(self.timeout),
-                verify=self._tls,
-                limits=httpx.Limits(
-                    max_connections=PER_ORG_CONCURRENCY,
-                    max_keepalive_connections=PER_ORG_CONCURRENCY,
-                ),
-            )
-        return client
-
-    async def _close_idle_clients(self) -> None:
-        """Close the pools of organizations with nothing sent for a while; a request started
-        after that would have taken the pool again, so none of them is in use."""
-        idle_since = time.monotonic() - max(CLIENT_IDLE_SECONDS, 2 * self.lease)
-        for org_id, used in list(self._client_used.items()):
-            if used < idle_since:
-                del self._client_used[org_id]
-                client = self._clients.pop(org_id, None)
-                if client is not None:
-                    with contextlib.suppress(Exception):  # a pool that fails to close is dropped
-                        await client.aclose()
+        answer = await self._sender.post(due.org_id, endpoint.url, body, headers)
+        return done(answer.status_code, answer.error)
 
     async def _record(self, event_id: str, outcome: Outcome) -> str:
         """Store the attempt; attempts finishing while a write is on its way share the next
@@ -290,13 +274,6 @@ class WebhookDispatcher:
                 if not future.done():
                     future.set_result(status)
 
-    def _target(self, org_id: str) -> tuple[Endpoint | None, str | None]:
-        """The endpoint and, checked again at connect time, why its address is refused."""
-        endpoint = self._endpoint(org_id)
-        if endpoint is None:
-            return None, None
-        return endpoint, connect_refusal(endpoint.url, self.settings.allow_http_webhooks)
-
     def _endpoint(self, org_id: str) -> Endpoint | None:
         """The org's endpoint, cached until the organization changes its endpoint."""
         org_uuid: UUID | None = parse_id("org", org_id)
@@ -316,3 +293,13 @@ class WebhookDispatcher:
         endpoint = endpoints_of(self.container).endpoint(org_id)
         self._endpoints[org_id] = (endpoint, int(org.version))
         return endpoint
+
+
+def _waiting_behind(message: Any) -> int:
+    """How many messages to ask for after this one: as many as the stream says are waiting
+    for the consumer, up to a batch (a whole batch when the metadata cannot be read)."""
+    try:
+        pending = int(message.metadata.num_pending)
+    except Exception:  # noqa: BLE001 - not a JetStream reply subject: ask for a batch
+        pending = FETCH_BATCH
+    return min(pending, FETCH_BATCH - 1)

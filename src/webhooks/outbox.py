@@ -127,8 +127,11 @@ class OutboxPublisher:
                 continue  # not a public event: skip decoding it
             domain_event = mapper.to_domain_event(notification)
             events.extend(public_events_for(domain_event, self.container.store))
-        head = self.container.store.recorder.max_notification_id() or 0
-        metrics.OUTBOX_BACKLOG.set(max(0, head - notifications[-1].id))
+        backlog = 0  # a short batch read the log to its end
+        if len(notifications) >= BATCH_SIZE:
+            head = self.container.store.recorder.max_notification_id() or 0
+            backlog = max(0, head - notifications[-1].id)
+        metrics.OUTBOX_BACKLOG.set(backlog)
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:

@@ -100,23 +100,3 @@ def check_registration(url: str, allow_http: bool) -> None:
         raise invalid(
             "The webhook URL must not point at a private, loopback or link-local address.", "url"
         )
-
-
-def connect_refusal(url: str, allow_http: bool) -> str | None:
-    """Why a delivery to this URL must not be attempted now, or None when it may go."""
-    try:
-        host = check_url_shape(url, allow_http)
-    except Exception as exc:  # noqa: BLE001 - the message is recorded on the attempt
-        return str(exc)
-    if allow_http:
-        return None
-    try:
-        is_literal = bool(ipaddress.ip_address(host))
-    except ValueError:
-        is_literal = False
-    addresses = [host] if is_literal else resolve(host)
-    if not addresses:
-        return f"could not resolve {host}"
-    if any(not is_public_address(a) for a in addresses):
-        return f"{host} resolves to a non-public address"
-    return None
