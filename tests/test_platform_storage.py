@@ -70,6 +70,42 @@ def test_two_runners_racing_apply_once(settings: Settings) -> None:
         container.close()
 
 
+def test_a_runner_whose_remembered_position_went_stale_applies_once(settings: Settings) -> None:
+    """A runner keeps the position it committed; when another runner moved it meanwhile, the
+    compare-and-set refuses the batch and the runner goes on from the stored position."""
+    container = Container.build(settings)
+    try:
+        org = container.accounts.create_organization("Stale")["id"]
+        first, second = (ReadModels(container.store, container.read_db) for _ in range(2))
+        for runner in (first, second, first, second, first):
+            container.accounts.create_key(org, "test", "read")
+            runner.catch_up()  # never raises: a refused batch is retried from the table
+        with container.read_db.read() as cur:
+            rows = keys_of(cur, org)
+        assert len(rows) == 5 == len({row["id"] for row in rows})
+        head = container.store.recorder.max_notification_id()
+        assert tracked_position(container.read_db, READ_MODELS_TRACKING) == head
+    finally:
+        container.close()
+
+
+def test_only_derived_writes_skip_the_wal_flush(settings: Settings) -> None:
+    """On PostgreSQL the relaxed pool commits without waiting for the disk, the other pool
+    waits; on SQLite both are the same synchronous=NORMAL file."""
+    container = Container.build(settings)
+    try:
+        if container.read_db.dialect != "postgres":
+            assert container.read_db.relaxed() is container.read_db
+            return
+        with container.read_db.transaction() as cur:
+            assert cur.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
+        with container.read_db.relaxed().transaction() as cur:
+            assert cur.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
+        assert container.read_models.db is container.read_db.relaxed()
+    finally:
+        container.close()
+
+
 def test_revocation_reaches_read_model(settings: Settings) -> None:
     container = Container.build(settings)
     try:

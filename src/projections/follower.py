@@ -101,7 +101,18 @@ class Follower:
 
     def run_once(self) -> int:
         """Apply one batch; returns how many notifications were applied."""
-        previous = self._committed
+        remembered = self._committed
+        try:
+            return self._apply_batch(remembered)
+        except Exception:
+            self._committed = None
+            if remembered is None or tracked_position(self.db, self.name) == remembered:
+                raise
+            # Another runner moved the position since this one last committed (its batch
+            # overlapped theirs and was rolled back): go on from where they got.
+            return self._apply_batch(None)
+
+    def _apply_batch(self, previous: int | None) -> int:
         if previous is None:
             previous = tracked_position(self.db, self.name)
         notifications = self.select(previous)
@@ -110,17 +121,10 @@ class Follower:
             self._set_position(previous)
             return 0
         mapper = self.store.mapper
-        try:
-            with self.db.transaction() as cur:
-                for notification in notifications:
-                    self.handle(cur, mapper.to_domain_event(notification), notification.id)
-                advance_tracking(cur, self.name, previous, notifications[-1].id)
-        except TrackingMoved:
-            self._committed = None
-            return 1  # nothing applied here, but go again at once from the stored position
-        except BaseException:
-            self._committed = None
-            raise
+        with self.db.transaction() as cur:
+            for notification in notifications:
+                self.handle(cur, mapper.to_domain_event(notification), notification.id)
+            advance_tracking(cur, self.name, previous, notifications[-1].id)
         self._committed = notifications[-1].id
         self._set_position(notifications[-1].id)
         if self.after_batch is not None:
