@@ -4,15 +4,17 @@ table, with the live read models.
 The fresh store is a scratch SQLite file whatever the live store's kind (read-model SQL runs
 unchanged on both; booleans, the one type they return differently, are compared as 0/1): a
 throwaway file needs no journal and no fsync, and handlers that read back never wait on a
-server. It is deleted afterwards. Events stream in batches, the next read while one is applied;
-only events some read model handles are decoded; writes go out per table with `executemany`
-(`audit.batched_writes`). Rows are compared through digests, so memory stays flat however long
-the history is.
+server. It is deleted afterwards. Events stream in batches (`audit.stored_rows`), the next read
+while one is applied; only events some read model handles are decoded (`audit.event_decoding`);
+writes go out per table with `executemany` (`audit.batched_writes`), and read models may hold
+rows back to the end of a batch (`ReadModel.replaying`). Rows are compared through digests, so
+memory stays flat however long the history is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import shutil
@@ -26,11 +28,11 @@ from pathlib import Path
 from queue import Empty, Full, Queue
 from typing import Any
 
-from eventsourcing.persistence import Notification
 from eventsourcing.utils import resolve_topic
 
 from audit.batched_writes import BatchedWrites
-from audit.records import read_notifications
+from audit.event_decoding import EventDecoder
+from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from projections.base import ReadModel
@@ -115,6 +117,7 @@ class Replay:
         self.models: list[ReadModel] = [type(model)() for model in live.models]
         for model in self.models:
             model.attach(store)
+            model.replaying()
         with target.transaction() as cur:
             for model in self.models:
                 model.create_tables(cur)
@@ -123,26 +126,35 @@ class Replay:
         self._handlers: dict[str, list[Handler]] = {}
 
     def handlers(self, topic: str) -> list[Handler]:
-        """The read models' `apply` for events of this topic; empty if none handles them."""
+        """The read models' handlers for events of this topic; empty if none handles them."""
         found = self._handlers.get(topic)
         if found is None:
             name = resolve_topic(topic).__qualname__
-            found = [model.apply for model in self.models if model.handles(name)]
+            found = [h for model in self.models if (h := model.handler(name)) is not None]
             self._handlers[topic] = found
         return found
 
     def advance(self, stop: int, progress: Progress | None = None) -> None:
-        to_domain_event = self.store.mapper.to_domain_event
+        with _earlier_objects_frozen():
+            self._advance(stop, progress)
+
+    def _advance(self, stop: int, progress: Progress | None) -> None:
+        to_domain_event = EventDecoder(self.store.mapper)
+        known = self._handlers
         for notifications in read_ahead(self.store, self.position, stop):
             with self.target.bulk_transaction() as cur:
                 writes = BatchedWrites(cur)
                 for notification in notifications:
-                    handlers = self.handlers(notification.topic)
+                    handlers = known.get(notification.topic)
+                    if handlers is None:
+                        handlers = self.handlers(notification.topic)
                     if not handlers:
                         continue  # not decoded: no read model would look at it
                     event = to_domain_event(notification)
                     for apply in handlers:
                         apply(writes, event, notification.id)
+                for model in self.models:
+                    model.write_held(writes)
                 writes.flush()
             self.position = notifications[-1].id
             self.events += len(notifications)
@@ -154,13 +166,25 @@ class Replay:
         return [compare_table(table, self.live.db, self.target) for table in self.live.tables()]
 
 
-def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[Notification]]:
-    """`read_notifications`, with the next batches read in a thread while one is applied (a
-    read is mostly waiting on the store), at most READ_AHEAD of them held."""
-    batches: Queue[Sequence[Notification] | BaseException | None] = Queue(maxsize=READ_AHEAD)
+@contextlib.contextmanager
+def _earlier_objects_frozen() -> Iterator[None]:
+    """Objects alive before the replay stay out of garbage collection while it runs: the
+    collections its allocations trigger would otherwise walk every module's objects over and
+    over (a twentieth of a replay). `gc.unfreeze` hands them back to the collector."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[Any]]:
+    """`read_rows`, with the next batches read in a thread while one is applied (a read is
+    mostly waiting on the store), at most READ_AHEAD of them held."""
+    batches: Queue[Sequence[Any] | BaseException | None] = Queue(maxsize=READ_AHEAD)
     closed = threading.Event()
 
-    def offer(item: Sequence[Notification] | BaseException | None) -> bool:
+    def offer(item: Sequence[Any] | BaseException | None) -> bool:
         while not closed.is_set():
             try:
                 batches.put(item, timeout=0.1)
@@ -171,7 +195,7 @@ def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[No
 
     def read() -> None:
         try:
-            for notifications in read_notifications(store, after, stop=stop, batch=BATCH):
+            for notifications in read_rows(store, after, stop, BATCH):
                 if not offer(notifications):
                     return
             offer(None)

@@ -35,7 +35,21 @@ class ManualClock:
             self._now += seconds
 
 
+# Zero-padded field texts, looked up rather than formatted: read models and replays format a
+# timestamp or two per event.
+_TWO_DIGITS = [f"{n:02d}" for n in range(100)]
+_MILLIS_Z = [f"{n:03d}Z" for n in range(1000)]
+
+
 def iso(ts: float) -> str:
     """ISO 8601 UTC with milliseconds, the one timestamp format of the API."""
     moment = datetime.fromtimestamp(ts, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    if moment.year < 1000:
+        # strftime's %Y does not pad years below 1000; keep its output for them.
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # The same text as the strftime above for four-digit years, at a third of its cost.
+    two = _TWO_DIGITS
+    return (
+        f"{moment.year}-{two[moment.month]}-{two[moment.day]}T{two[moment.hour]}:"
+        f"{two[moment.minute]}:{two[moment.second]}.{_MILLIS_Z[moment.microsecond // 1000]}"
+    )

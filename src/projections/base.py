@@ -42,6 +42,14 @@ class ReadModel:
     def attach(self, store: Any) -> None:
         """Called once with the event store, for models that must load aggregates."""
 
+    def replaying(self) -> None:
+        """Called on an audit replay's own instances before their first event: their tables
+        are fresh and written by them alone, so they may keep what they wrote in memory
+        rather than read it back, and hold writes back until `write_held`."""
+
+    def write_held(self, cur: Any) -> None:
+        """Called by a replay before each batch commits: write what `replaying` held back."""
+
     def create_tables(self, cur: Any) -> None:
         for statement in self.ddl:
             cur.execute(statement)
@@ -49,6 +57,17 @@ class ReadModel:
     def handles(self, event_name: str) -> bool:
         """Whether `apply` does anything for events named `Aggregate.Event`."""
         return event_name in self._dispatch
+
+    def handler(self, event_name: str) -> Callable[[Any, Any, int], None] | None:
+        """What `apply` runs for events named `Aggregate.Event`, looked up once (a replay asks
+        per event type, not per event); None if nothing."""
+        if not self.handles(event_name):
+            return None
+        method = self._dispatch.get(event_name)
+        if method is None or type(self).apply is not ReadModel.apply:
+            return self.apply  # the model dispatches by itself
+        handler: Callable[[Any, Any, int], None] = getattr(self, method)
+        return handler
 
     def apply(self, cur: Any, event: DomainEventProtocol[Any], position: int) -> None:
         method = self._dispatch.get(type(event).__qualname__)

@@ -6,31 +6,16 @@ Credentials are never copied here, not even sealed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from infra.clock import iso
 from infra.ids import public_id
 from projections.base import ReadModel, on
+from projections.catalog_rows import LiveRows, ReplayRows
 
 
 def _tenant(event: Any) -> str:
     return f"{event.org_id}:{event.environment}"
-
-
-def _load(cur: Any, table: str, row_id: str) -> dict[str, Any]:
-    row = cur.execute(f"SELECT doc FROM {table} WHERE id = ?", (row_id,)).fetchone()
-    if row is None:
-        raise LookupError(f"{table} row {row_id} missing")  # events out of order: a bug
-    doc: dict[str, Any] = json.loads(row["doc"])
-    return doc
-
-
-def _store(cur: Any, table: str, row_id: str, doc: dict[str, Any], **columns: Any) -> None:
-    sets = ", ".join(f"{name} = ?" for name in ("doc", *columns))
-    cur.execute(
-        f"UPDATE {table} SET {sets} WHERE id = ?", (json.dumps(doc), *columns.values(), row_id)
-    )
 
 
 def bundle_doc(terms: dict[str, Any], sizing: dict[str, Any]) -> dict[str, Any]:
@@ -63,11 +48,20 @@ class CatalogLists(ReadModel):
         "position BIGINT NOT NULL, workspace_id TEXT NOT NULL, doc TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS catalog_users_page ON catalog_users (tenant, position)",
     )
+    # Live: written at once, edits read back. A replay's own instances hold rows back.
+    _rows: LiveRows | ReplayRows = LiveRows()
+
+    def replaying(self) -> None:
+        self._rows = ReplayRows()
+
+    def write_held(self, cur: Any) -> None:
+        self._rows.write_held(cur)
 
     @on("Workspace.Created")
     def workspace_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
         customer = event.customer
+        created_at = iso(event.created_at)
         doc = {
             "workspace_id": row_id,
             "name": event.name,
@@ -77,69 +71,66 @@ class CatalogLists(ReadModel):
             "has_login_pair": event.has_login_pair,
             "customer_id": None if customer is None else customer["id"],
             "customer": customer,
-            "created_at": iso(event.created_at),
-            "updated_at": iso(event.created_at),
+            "created_at": created_at,
+            "updated_at": created_at,
         }
-        cur.execute(
-            "INSERT INTO catalog_workspaces (id, tenant, position, provider, customer_id, doc) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (row_id, _tenant(event), position, event.provider, doc["customer_id"], json.dumps(doc)),
-        )
+        columns = {"id": row_id, "tenant": _tenant(event), "position": position,
+                   "provider": event.provider, "customer_id": doc["customer_id"]}
+        self._rows.insert(cur, "catalog_workspaces", columns, doc)
 
     @on("Workspace.CredentialsReplaced")
     def workspace_credentials(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
-        doc = _load(cur, "catalog_workspaces", row_id)
+        doc = self._rows.load(cur, "catalog_workspaces", row_id)
         doc["has_login_pair"] = event.has_login_pair
         doc["provider_workspace_id"] = event.provider_workspace_id
         doc["updated_at"] = iso(event.at)
-        _store(cur, "catalog_workspaces", row_id, doc)
+        self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
     @on("Workspace.Renamed")
     def workspace_renamed(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
-        doc = _load(cur, "catalog_workspaces", row_id)
+        doc = self._rows.load(cur, "catalog_workspaces", row_id)
         doc["name"] = event.name
         doc["updated_at"] = iso(event.at)
-        _store(cur, "catalog_workspaces", row_id, doc)
+        self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
     @on("Workspace.ClientCreated")
     def workspace_client(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
-        doc = _load(cur, "catalog_workspaces", row_id)
+        doc = self._rows.load(cur, "catalog_workspaces", row_id)
         doc["updated_at"] = iso(event.at)
-        _store(cur, "catalog_workspaces", row_id, doc)
+        self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
     @on("Bundle.Created")
     def bundle_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
+        created_at = iso(event.created_at)
         doc = {
             "id": row_id,
             **bundle_doc(event.terms, event.sizing),
             "status": "active",
-            "created_at": iso(event.created_at),
-            "updated_at": iso(event.created_at),
+            "created_at": created_at,
+            "updated_at": created_at,
         }
-        cur.execute(
-            "INSERT INTO catalog_bundles (id, tenant, position, status, doc) VALUES (?, ?, ?, ?, ?)",
-            (row_id, _tenant(event), position, "active", json.dumps(doc)),
-        )
+        columns = {"id": row_id, "tenant": _tenant(event), "position": position, "status": "active"}
+        self._rows.insert(cur, "catalog_bundles", columns, doc)
 
     @on("Bundle.Edited")
     def bundle_edited(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
-        doc = _load(cur, "catalog_bundles", row_id)
+        doc = self._rows.load(cur, "catalog_bundles", row_id)
         doc.update(bundle_doc(event.terms, event.sizing))
         doc["updated_at"] = iso(event.at)
-        _store(cur, "catalog_bundles", row_id, doc)
+        self._rows.store(cur, "catalog_bundles", row_id, doc)
 
     @on("Bundle.Archived")
     def bundle_archived(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
-        doc = _load(cur, "catalog_bundles", row_id)
+        doc = self._rows.load(cur, "catalog_bundles", row_id)
         doc["status"] = "archived"
         doc["updated_at"] = iso(event.at)
-        _store(cur, "catalog_bundles", row_id, doc, status="archived")
+        self._rows.store(cur, "catalog_bundles", row_id, doc, status="archived")
 
     @on("User.Created")
     def user_created(self, cur: Any, event: Any, position: int) -> None:
@@ -154,8 +145,6 @@ class CatalogLists(ReadModel):
             "workspace_id": event.workspace_id,
             "created_at": iso(event.created_at),
         }
-        cur.execute(
-            "INSERT INTO catalog_users (id, tenant, position, workspace_id, doc) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (row_id, _tenant(event), position, event.workspace_id, json.dumps(doc)),
-        )
+        columns = {"id": row_id, "tenant": _tenant(event), "position": position,
+                   "workspace_id": event.workspace_id}
+        self._rows.insert(cur, "catalog_users", columns, doc)

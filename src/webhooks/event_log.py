@@ -7,11 +7,11 @@ keyset paging.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from infra.clock import iso
 from projections.base import ReadModel
+from projections.json_text import compact_json_text
 from services.store import EventStore
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
@@ -73,6 +73,6 @@ class WebhookEventLog(ReadModel):
                     public.type,
                     public.resource_id,
                     public.created_at,
-                    json.dumps(envelope_of(public), separators=(",", ":")),
+                    compact_json_text(envelope_of(public)),
                 ),
             )

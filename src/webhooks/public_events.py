@@ -6,6 +6,7 @@ Each capability registers mappers here, keyed by the qualified name of a domain 
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 from services.store import EventStore
 
 _EVENT_ID_NAMESPACE = uuid.UUID("0c8a2b8e-54a9-4d3e-9b61-3f7f0e6d2a11")
+_NAMESPACE_SHA1 = hashlib.sha1(_EVENT_ID_NAMESPACE.bytes)  # copied, never updated: thread-safe
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,14 @@ def stable_event_id(originator_id: uuid.UUID, originator_version: int, index: in
     """One logical event, one id: derived from the stored event, so republishing and
     redelivery always carry the same evt_ id."""
     name = f"{originator_id.hex}:{originator_version}:{index}"
-    return "evt_" + uuid.uuid5(_EVENT_ID_NAMESPACE, name).hex
+    # uuid.uuid5 by hand, the same hex without building UUID objects (a replay derives one id
+    # per public event): SHA-1 of namespace + name, first 16 bytes, version 5, RFC 4122 variant.
+    digest = _NAMESPACE_SHA1.copy()
+    digest.update(name.encode())
+    raw = bytearray(digest.digest()[:16])
+    raw[6] = raw[6] & 0x0F | 0x50
+    raw[8] = raw[8] & 0x3F | 0x80
+    return "evt_" + raw.hex()
 
 
 def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]:

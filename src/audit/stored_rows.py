@@ -1,0 +1,100 @@
+"""The notification log as a replay reads it: batches of rows with a notification's fields
+(`id`, `topic`, `originator_id`, `originator_version`, `state`).
+
+eventsourcing's `select_notifications` builds a frozen `Notification` per row (on PostgreSQL
+from a dict per row), most of the cost of reading, and the reading thread holds the GIL the
+replay needs meanwhile. For its own recorders' tables, the same query runs here into named
+tuples; originator ids stay as stored (text on SQLite, converted by the decoder as
+`Mapper.to_domain_event` converts text ids). Any other recorder, and a PostgreSQL read that
+fails, go through `select_notifications` (which retries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+from psycopg import InterfaceError, OperationalError
+from psycopg.rows import tuple_row
+from psycopg.sql import SQL, Identifier
+
+from audit.records import read_notifications
+from services.store import EventStore
+
+Batch = Callable[[int, int, int], Sequence[Any]]  # (after, stop, limit) -> rows
+
+
+class StoredRow(NamedTuple):
+    id: int
+    topic: str
+    originator_id: Any  # text on SQLite, a UUID on PostgreSQL
+    originator_version: int
+    state: bytes
+
+
+def read_rows(store: EventStore, after: int, stop: int, batch: int) -> Iterator[Sequence[Any]]:
+    """Notifications after `after` up to `stop` (inclusive), oldest first, `batch` at most
+    per read."""
+    recorder = store.recorder
+    if type(recorder) is SQLiteApplicationRecorder:
+        select = _sqlite_batches(recorder)
+    elif type(recorder) is PostgresApplicationRecorder:
+        select = _postgres_batches(recorder)
+    else:
+        yield from read_notifications(store, after, stop=stop, batch=batch)
+        return
+    position = after
+    while position < stop:
+        rows = select(position, stop, batch)
+        if not rows:
+            return
+        yield rows
+        position = rows[-1].id
+
+
+def _sqlite_batches(recorder: SQLiteApplicationRecorder) -> Batch:
+    # The recorder's notification query (rowid is the notification id), fewer columns.
+    sql = (
+        "SELECT rowid, topic, originator_id, originator_version, state "
+        f"FROM {recorder.events_table_name} WHERE rowid>? AND rowid<=? ORDER BY rowid LIMIT ?"
+    )
+    make = StoredRow._make
+
+    def select(after: int, stop: int, limit: int) -> Sequence[Any]:
+        with recorder.datastore.transaction(commit=False) as cur:
+            cur.execute(sql, (after, stop, limit))
+            return [make(row) for row in cur.fetchall()]
+
+    return select
+
+
+def _postgres_batches(recorder: PostgresApplicationRecorder) -> Batch:
+    statement = SQL(
+        "SELECT notification_id, topic, originator_id, originator_version, state "
+        "FROM {schema}.{table} WHERE notification_id>%s AND notification_id<=%s "
+        "ORDER BY notification_id LIMIT %s"
+    ).format(
+        schema=Identifier(recorder.datastore.schema), table=Identifier(recorder.events_table_name)
+    )
+
+    def select(after: int, stop: int, limit: int) -> Sequence[Any]:
+        try:
+            with (
+                recorder.datastore.get_connection() as conn,
+                conn.cursor(row_factory=tuple_row) as curs,
+            ):
+                curs.execute(statement, (after, stop, limit), prepare=True)
+                rows = curs.fetchall()
+        except (InterfaceError, OperationalError):
+            retried: Sequence[Any] = recorder.select_notifications(
+                start=after + 1, limit=limit, stop=stop
+            )
+            return retried
+        return [
+            StoredRow(at, topic, originator, version, data if type(data) is bytes else bytes(data))
+            for at, topic, originator, version, data in rows
+        ]
+
+    return select
