@@ -71,6 +71,7 @@ class Container:
     idempotency: IdempotencyStore
     sealer: Sealer
     extras: dict[str, Any] = field(default_factory=dict)
+    databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
     @classmethod
     def build(cls, settings: Settings, clock: Clock | None = None) -> Container:
@@ -87,21 +88,19 @@ class Container:
             store=store,
             read_db=read_db,
             ops_db=ops_db,
-            # Read models and rate buckets are rebuilt or harmless to lose; a claim is flushed by
-            # the event store's commit of what the request saves under it (`relaxed`).
+            # Read models and rate buckets are rebuilt or harmless to lose (`relaxed`).
             read_models=ReadModels(
                 store, read_db.relaxed(), poll_interval=settings.poll_interval_seconds
             ),
             accounts=Accounts(store, clock),
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),
-            idempotency=IdempotencyStore(ops_db.relaxed(), clock),
+            idempotency=IdempotencyStore(ops_db, clock),
             sealer=Sealer(settings.secret_key),
+            databases=list({id(db): db for db in (read_db, ops_db, rate_db)}.values()),
         )
 
     def close(self) -> None:
         self.read_models.stop()
         self.store.close()
-        self.read_db.close()
-        for db in {id(d): d for d in (self.ops_db, self.rate_limiter.db)}.values():
-            if db is not self.read_db:
-                db.close()
+        for db in self.databases:  # each closes its relaxed pool with it
+            db.close()

@@ -76,6 +76,11 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 class IdempotencyStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
+        # A claim or a release may skip its own flush to disk: a claim is flushed by the event
+        # store's commit of what the request saves under it, and a lost release only leaves a
+        # claim that a retry takes over after its lease. The stored response is what answers a
+        # retry once the client has seen it, so `finish` waits for the disk.
+        self._claims = db.relaxed()
         self.clock = clock
         with db.transaction() as cur:
             cur.execute(
@@ -88,7 +93,7 @@ class IdempotencyStore:
     def begin(self, scope: str, key: str, print_: str) -> StoredResponse | Claim:
         """Claim the key, or return the first response; raise while the first still runs."""
         now = self.clock.now()
-        with self.db.transaction() as cur:
+        with self._claims.transaction() as cur:
             cur.execute(
                 "DELETE FROM idempotency_records WHERE scope = ? AND idem_key = ? "
                 "AND created_at < ?",
@@ -124,7 +129,7 @@ class IdempotencyStore:
 
         The row stays (as `failed`): a failure after the save (a dropped connection, say) must
         let the retry derive the same ids and find what was saved rather than save it again."""
-        with self.db.transaction() as cur:
+        with self._claims.transaction() as cur:
             cur.execute(
                 "UPDATE idempotency_records SET state = 'failed' WHERE scope = ? AND idem_key = ? "
                 "AND state = 'running'",

@@ -140,8 +140,9 @@ class WebhookSender:
         after that would have taken the session again, so none of them is in use."""
         idle_since = time.monotonic() - idle_seconds
         for org_id, used in list(self._used.items()):
-            if used < idle_since:
-                del self._used[org_id]
+            # Checked again here: an await below may have let this organization send meanwhile.
+            if used < idle_since and self._used.get(org_id, 0.0) < idle_since:
+                self._used.pop(org_id, None)
                 session = self._sessions.pop(org_id, None)
                 if session is not None:
                     with contextlib.suppress(Exception):  # a session that fails to close is dropped
