@@ -71,6 +71,8 @@ def test_audit_commands(service: RunningService, service_env: dict[str, str], tm
     assert done.returncode == 0, done.stdout
     assert "replay [" in done.stderr and "100.0%" in done.stderr
     assert len(done.stdout.splitlines()) == 1 and json.loads(done.stdout)["identical"] is True
+    # The CLI runs no other thread (a PostgreSQL pool's aside): its first pass forks.
+    assert json.loads(done.stdout)["processes"] == 2
 
     verified = cli("verify")
     assert verified.returncode == 0, verified.stderr
@@ -84,3 +86,24 @@ def test_audit_commands(service: RunningService, service_env: dict[str, str], tm
     streamed = cli("export", "--org", ids["org_id"])
     assert streamed.stdout == target.read_text()
     assert cli("export", "--org", "org_nope").stderr.startswith("partner-api: not_found")
+
+
+def test_a_replay_splits_its_read_models_by_weight() -> None:
+    from audit.forked_replay import split
+    from projections.registry import all_read_models
+
+    models = all_read_models()
+    groups = split(models)
+    assert len(groups) == 2 and sorted(map(id, groups[0] + groups[1])) == sorted(map(id, models))
+    loads = [sum(m.replay_weight for m in group) for group in groups]
+    assert abs(loads[0] - loads[1]) <= max(m.replay_weight for m in models)
+
+
+def test_a_process_running_other_threads_replays_in_itself(service: RunningService) -> None:
+    from audit.forked_replay import can_fork
+    from audit.replay import fresh_database
+
+    with fresh_database(service.container.settings) as target:
+        assert not can_fork(target)  # the service's threads run here
+    report = replay(service.container.settings, service.container.store, service.container.read_models)
+    assert report.processes == 1 and report.identical

@@ -32,6 +32,7 @@ from eventsourcing.utils import resolve_topic
 
 from audit.batched_writes import BatchedWrites
 from audit.event_decoding import EventDecoder
+from audit.forked_replay import can_fork, replay_forked
 from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
@@ -79,6 +80,7 @@ class ReplayReport:
     events: int
     seconds: float
     tables: list[TableComparison]
+    processes: int = 1
 
     @property
     def identical(self) -> bool:
@@ -91,6 +93,7 @@ class ReplayReport:
             "events": self.events,
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.events / self.seconds) if self.seconds else 0,
+            "processes": self.processes,
             "tables": [table.as_json() for table in self.tables],
         }
 
@@ -110,10 +113,15 @@ def fresh_database(settings: Settings) -> Iterator[Database]:
 
 
 class Replay:
-    def __init__(self, store: EventStore, live: ReadModels, target: Database) -> None:
+    def __init__(
+        self, store: EventStore, live: ReadModels, target: Database, *, fork: bool = True
+    ) -> None:
         self.store = store
         self.live = live
         self.target = target
+        self.fork = fork  # whether a first pass may run in forked processes (forked_replay)
+        self.topics: list[str] | None = None  # read only these, when set
+        self.processes = 1  # how many processes applied the models (forked_replay)
         self.models: list[ReadModel] = [type(model)() for model in live.models]
         for model in self.models:
             model.attach(store)
@@ -136,12 +144,19 @@ class Replay:
 
     def advance(self, stop: int, progress: Progress | None = None) -> None:
         with _earlier_objects_frozen():
-            self._advance(stop, progress)
+            if self.fork and self.position == 0 and stop > 0 and can_fork(self.target):
+                assert isinstance(self.target, SQLiteDatabase)
+                self.events, self.processes = replay_forked(
+                    self.store, self.models, self.target, stop, progress
+                )
+                self.position = stop
+            else:
+                self._advance(stop, progress)
 
     def _advance(self, stop: int, progress: Progress | None) -> None:
         to_domain_event = EventDecoder(self.store.mapper)
         known = self._handlers
-        for notifications in read_ahead(self.store, self.position, stop):
+        for notifications in read_ahead(self.store, self.position, stop, self.topics):
             with self.target.bulk_transaction() as cur:
                 writes = BatchedWrites(cur)
                 for notification in notifications:
@@ -178,7 +193,9 @@ def _earlier_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[Any]]:
+def read_ahead(
+    store: EventStore, after: int, stop: int, topics: list[str] | None = None
+) -> Iterator[Sequence[Any]]:
     """`read_rows`, with the next batches read in a thread while one is applied (a read is
     mostly waiting on the store), at most READ_AHEAD of them held."""
     batches: Queue[Sequence[Any] | BaseException | None] = Queue(maxsize=READ_AHEAD)
@@ -195,7 +212,7 @@ def read_ahead(store: EventStore, after: int, stop: int) -> Iterator[Sequence[An
 
     def read() -> None:
         try:
-            for notifications in read_rows(store, after, stop, BATCH):
+            for notifications in read_rows(store, after, stop, BATCH, topics):
                 if not offer(notifications):
                     return
             offer(None)
@@ -230,7 +247,8 @@ def replay(
             tables = rebuild.compare()
             if tracked_position(live.db, READ_MODELS_TRACKING) == position:
                 break
-        return ReplayReport(position, rebuild.events, time.perf_counter() - started, tables)
+        seconds = time.perf_counter() - started
+        return ReplayReport(position, rebuild.events, seconds, tables, rebuild.processes)
 
 
 def _rows(db: Database, table: str) -> Iterator[tuple[bytes, dict[str, Any]]]:

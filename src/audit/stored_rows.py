@@ -34,16 +34,20 @@ class StoredRow(NamedTuple):
     state: bytes
 
 
-def read_rows(store: EventStore, after: int, stop: int, batch: int) -> Iterator[Sequence[Any]]:
+def read_rows(
+    store: EventStore, after: int, stop: int, batch: int, topics: Sequence[str] | None = None
+) -> Iterator[Sequence[Any]]:
     """Notifications after `after` up to `stop` (inclusive), oldest first, `batch` at most
-    per read."""
+    per read; only those of `topics` when given (and the store's SQL is ours to write)."""
     recorder = store.recorder
     if type(recorder) is SQLiteApplicationRecorder:
-        select = _sqlite_batches(recorder)
+        select = _sqlite_batches(recorder, topics)
     elif type(recorder) is PostgresApplicationRecorder:
-        select = _postgres_batches(recorder)
+        select = _postgres_batches(recorder, topics)
     else:
         yield from read_notifications(store, after, stop=stop, batch=batch)
+        return
+    if topics is not None and not topics:
         return
     position = after
     while position < stop:
@@ -54,30 +58,76 @@ def read_rows(store: EventStore, after: int, stop: int, batch: int) -> Iterator[
         position = rows[-1].id
 
 
-def _sqlite_batches(recorder: SQLiteApplicationRecorder) -> Batch:
+def stored_topics(store: EventStore, stop: int) -> list[str] | None:
+    """The topics of the notifications up to `stop`, or None where the store's SQL is not
+    ours to write."""
+    recorder = store.recorder
+    if type(recorder) is SQLiteApplicationRecorder:
+        with recorder.datastore.transaction(commit=False) as cur:
+            cur.execute(
+                f"SELECT DISTINCT topic FROM {recorder.events_table_name} WHERE rowid<=?", (stop,)
+            )
+            return [row[0] for row in cur.fetchall()]
+    if type(recorder) is PostgresApplicationRecorder:
+        statement = SQL("SELECT DISTINCT topic FROM {schema}.{table} WHERE notification_id<=%s")
+        with recorder.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(statement.format(**_names(recorder)), (stop,))
+            return [row[0] for row in cur.fetchall()]
+    return None
+
+
+def count_rows(store: EventStore, stop: int) -> int | None:
+    """How many notifications there are up to `stop`, or None as `stored_topics`."""
+    recorder = store.recorder
+    if type(recorder) is SQLiteApplicationRecorder:
+        with recorder.datastore.transaction(commit=False) as cur:
+            cur.execute(f"SELECT COUNT(*) FROM {recorder.events_table_name} WHERE rowid<=?", (stop,))
+            return int(cur.fetchone()[0])
+    if type(recorder) is PostgresApplicationRecorder:
+        statement = SQL("SELECT COUNT(*) FROM {schema}.{table} WHERE notification_id<=%s")
+        with recorder.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(statement.format(**_names(recorder)), (stop,))
+            row = cur.fetchone()
+            return int(row[0]) if row else 0
+    return None
+
+
+def _names(recorder: PostgresApplicationRecorder) -> dict[str, Identifier]:
+    return {
+        "schema": Identifier(recorder.datastore.schema),
+        "table": Identifier(recorder.events_table_name),
+    }
+
+
+def _sqlite_batches(recorder: SQLiteApplicationRecorder, topics: Sequence[str] | None) -> Batch:
     # The recorder's notification query (rowid is the notification id), fewer columns.
+    only = f" AND topic IN ({', '.join('?' * len(topics))})" if topics else ""
     sql = (
         "SELECT rowid, topic, originator_id, originator_version, state "
-        f"FROM {recorder.events_table_name} WHERE rowid>? AND rowid<=? ORDER BY rowid LIMIT ?"
+        f"FROM {recorder.events_table_name} WHERE rowid>? AND rowid<=?{only} "
+        "ORDER BY rowid LIMIT ?"
     )
+    chosen = tuple(topics or ())
     make = StoredRow._make
 
     def select(after: int, stop: int, limit: int) -> Sequence[Any]:
         with recorder.datastore.transaction(commit=False) as cur:
-            cur.execute(sql, (after, stop, limit))
+            cur.execute(sql, (after, stop, *chosen, limit))
             return [make(row) for row in cur.fetchall()]
 
     return select
 
 
-def _postgres_batches(recorder: PostgresApplicationRecorder) -> Batch:
+def _postgres_batches(
+    recorder: PostgresApplicationRecorder, topics: Sequence[str] | None
+) -> Batch:
+    only = " AND topic = ANY(%s)" if topics else ""
     statement = SQL(
         "SELECT notification_id, topic, originator_id, originator_version, state "
-        "FROM {schema}.{table} WHERE notification_id>%s AND notification_id<=%s "
+        "FROM {schema}.{table} WHERE notification_id>%s AND notification_id<=%s" + only + " "
         "ORDER BY notification_id LIMIT %s"
-    ).format(
-        schema=Identifier(recorder.datastore.schema), table=Identifier(recorder.events_table_name)
-    )
+    ).format(**_names(recorder))
+    chosen = (list(topics),) if topics else ()
 
     def select(after: int, stop: int, limit: int) -> Sequence[Any]:
         try:
@@ -85,11 +135,11 @@ def _postgres_batches(recorder: PostgresApplicationRecorder) -> Batch:
                 recorder.datastore.get_connection() as conn,
                 conn.cursor(row_factory=tuple_row) as curs,
             ):
-                curs.execute(statement, (after, stop, limit), prepare=True)
+                curs.execute(statement, (after, stop, *chosen, limit), prepare=True)
                 rows = curs.fetchall()
         except (InterfaceError, OperationalError):
             retried: Sequence[Any] = recorder.select_notifications(
-                start=after + 1, limit=limit, stop=stop
+                start=after + 1, limit=limit, stop=stop, topics=topics or ()
             )
             return retried
         return [

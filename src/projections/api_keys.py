@@ -9,6 +9,7 @@ from projections.base import ReadModel, on
 
 
 class ApiKeyList(ReadModel):
+    replay_weight = 9
     name = "api_keys"
     tables = ("api_keys",)
     ddl = (

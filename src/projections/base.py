@@ -28,6 +28,10 @@ class ReadModel:
     name: ClassVar[str] = ""
     tables: ClassVar[tuple[str, ...]] = ()
     ddl: ClassVar[tuple[str, ...]] = ()
+    # Rough cost per event of a typical history, relative to the others: how a replay splits
+    # the models across processes (`audit.forked_replay`). A poor guess only makes one
+    # process finish later.
+    replay_weight: ClassVar[int] = 1
     _dispatch: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

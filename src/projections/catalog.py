@@ -34,6 +34,7 @@ def bundle_doc(terms: dict[str, Any], sizing: dict[str, Any]) -> dict[str, Any]:
 
 
 class CatalogLists(ReadModel):
+    replay_weight = 14
     name = "catalog"
     tables = ("catalog_workspaces", "catalog_bundles", "catalog_users")
     ddl = (

@@ -38,6 +38,7 @@ def envelope_of(event: PublicEvent) -> dict[str, Any]:
 
 
 class WebhookEventLog(ReadModel):
+    replay_weight = 5
     name = "webhook_events"
     tables = ("webhook_events",)
     ddl = (
