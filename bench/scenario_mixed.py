@@ -15,7 +15,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -213,19 +213,24 @@ async def mixed_load(port: int, tenants: list[Tenant], seconds: float, connectio
     return tally
 
 
-def listed_events(base_url: str, tenants: list[Tenant]) -> dict[str, float]:
-    """Every event the organizations can list, with its created_at as a Unix time."""
-    found: dict[str, float] = {}
+def listed(base_url: str, tenants: list[Tenant], query: str) -> Iterator[dict[str, Any]]:
+    """Every item of `GET /events?<query>` for each organization, following the pages."""
     for tenant in tenants:
         with httpx.Client(base_url=base_url, headers=tenant.auth, timeout=30) as client:
-            link: str | None = f"{API}/events?per_page=100"
+            link: str | None = f"{API}/events?" + "&".join(filter(None, [query, "per_page=100"]))
             while link:
                 page = client.get(link)
                 page.raise_for_status()
-                for event in page.json()["data"]:
-                    found[event["id"]] = datetime.fromisoformat(event["created_at"]).timestamp()
+                yield from page.json()["data"]
                 link = page.json()["links"]["next"]
-    return found
+
+
+def listed_events(base_url: str, tenants: list[Tenant]) -> dict[str, float]:
+    """Every event the organizations can list, with its created_at as a Unix time."""
+    return {
+        event["id"]: datetime.fromisoformat(event["created_at"]).timestamp()
+        for event in listed(base_url, tenants, "")
+    }
 
 
 def wait_deliveries(

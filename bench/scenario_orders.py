@@ -32,7 +32,7 @@ from eventsourcing.domain import Aggregate, event
 
 from bench.harness import running_service
 from bench.scenario_deliveries import arrivals, percentile, running_receiver
-from bench.scenario_mixed import API, Tenant, sandbox_secrets, set_up_tenants
+from bench.scenario_mixed import API, Tenant, listed, sandbox_secrets, set_up_tenants
 from infra.settings import Settings
 from services.store import EventStore, eventstore_env
 
@@ -124,17 +124,10 @@ async def closed_loop(base_url: str, tenants: list[Tenant], seconds: float, conn
 
 def completed_events(base_url: str, tenants: list[Tenant]) -> dict[str, str]:
     """Order id -> the id of its `order.completed` event, as the organizations list them."""
-    found: dict[str, str] = {}
-    for tenant in tenants:
-        with httpx.Client(base_url=base_url, headers=tenant.auth, timeout=30) as client:
-            link: str | None = f"{API}/events?type=order.completed&per_page=100"
-            while link:
-                page = client.get(link)
-                page.raise_for_status()
-                for item in page.json()["data"]:
-                    found[item["data"]["id"]] = item["id"]
-                link = page.json()["links"]["next"]
-    return found
+    return {
+        item["data"]["id"]: item["id"]
+        for item in listed(base_url, tenants, "type=order.completed")
+    }
 
 
 def wait_completed(base_url: str, receiver: str, tenants: list[Tenant], orders: set[str]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import random
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import psycopg
 import pytest
 
@@ -55,6 +57,19 @@ def require_nats() -> str:
 # Below Linux's ephemeral range (32768-60999): a port the kernel picked for us could be handed to
 # an outgoing connection before our server binds it, which failed a CI run.
 _TEST_PORTS = range(20000, 32000)
+
+
+def delete_nats_stream(settings: Settings) -> None:
+    """Drop a test's JetStream stream from the shared NATS server."""
+
+    async def delete() -> None:
+        connection = await nats.connect(settings.nats_url)
+        try:
+            await connection.jetstream().delete_stream(settings.nats_stream)
+        finally:
+            await connection.close()
+
+    asyncio.run(delete())
 
 
 def free_port() -> int:

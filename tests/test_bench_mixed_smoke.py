@@ -3,13 +3,11 @@ with the webhook roles and a real receiver, on SQLite only: no 5xx, every listed
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterator
 
-import nats
 import pytest
-from conftest import ServiceFactory
+from conftest import ServiceFactory, delete_nats_stream
 from webhook_receiver import Receiver
 
 from bench.scenario_mixed import MIX, load_and_wait, set_up_tenants
@@ -33,14 +31,6 @@ class ReceiverInProcess:
     def posts(self) -> int:
         with self.receiver.lock:
             return len(self.receiver.received)
-
-
-async def _delete_stream(url: str, name: str) -> None:
-    connection = await nats.connect(url)
-    try:
-        await connection.jetstream().delete_stream(name)
-    finally:
-        await connection.close()
 
 
 @pytest.fixture
@@ -71,7 +61,7 @@ def test_mixed_scenario_runs_without_server_errors(
         # The machine's NATS outlives the test: leave no per-test stream behind.
         assert settings.nats_url
         with contextlib.suppress(Exception):
-            asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+            delete_nats_stream(settings)
 
     endpoints = result["endpoints"]
     assert {"GET /me", "POST /orders"} <= endpoints.keys() <= MIX.keys()

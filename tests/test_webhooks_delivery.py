@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -11,22 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import nats
 import pytest
-from conftest import RunningService, ServiceFactory
+from conftest import RunningService, ServiceFactory, delete_nats_stream
 from webhook_receiver import Received, Receiver, wait_until
 
 from webhooks.endpoints import endpoints_of
 
 ROLES = ["gateway", "projections", "publisher", "dispatcher"]
-
-
-async def _delete_stream(url: str, name: str) -> None:
-    connection = await nats.connect(url)
-    try:
-        await connection.jetstream().delete_stream(name)
-    finally:
-        await connection.close()
 
 
 @pytest.fixture
@@ -42,7 +32,7 @@ def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
     assert settings.nats_url
     # The machine's NATS outlives the test: leave no per-test stream behind.
     with contextlib.suppress(Exception):
-        asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+        delete_nats_stream(settings)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ order's real state, whatever order and however often the deliveries come."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Iterator
@@ -12,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import nats
 import pytest
-from conftest import RunningService, ServiceFactory
+from conftest import RunningService, ServiceFactory, delete_nats_stream
 from test_orders_sandbox import counts, new_workspace, place
 from webhook_receiver import Received, Receiver, wait_until
 
@@ -63,14 +61,6 @@ class AdvisedReceiver:
             self.orders[order_id] = (created_at, status)
 
 
-async def _delete_stream(url: str, name: str) -> None:
-    connection = await nats.connect(url)
-    try:
-        await connection.jetstream().delete_stream(name)
-    finally:
-        await connection.close()
-
-
 @pytest.fixture
 def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
     # Growing waits: the held-back event must not use up its five attempts (and end `failed`)
@@ -82,7 +72,7 @@ def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
     settings = running.container.settings
     assert settings.nats_url
     with contextlib.suppress(Exception):
-        asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+        delete_nats_stream(settings)
 
 
 def order_events(partner: httpx.Client) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@ running service, the real NATS and a real HTTP receiver on loopback."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import shutil
@@ -11,9 +10,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import nats
 import pytest
-from conftest import RunningService, ServiceFactory, require
+from conftest import RunningService, ServiceFactory, delete_nats_stream, require
 from webhook_receiver import Receiver, wait_until
 
 from webhooks.signing import verify_signature
@@ -43,14 +41,6 @@ def browser_page() -> Iterator[Any]:
             browser.close()
 
 
-async def _delete_stream(url: str, name: str) -> None:
-    connection = await nats.connect(url)
-    try:
-        await connection.jetstream().delete_stream(name)
-    finally:
-        await connection.close()
-
-
 @pytest.fixture
 def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
     running = service_factory(
@@ -60,7 +50,7 @@ def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
     settings = running.container.settings
     assert settings.nats_url
     with contextlib.suppress(Exception):
-        asyncio.run(_delete_stream(settings.nats_url, settings.nats_stream))
+        delete_nats_stream(settings)
 
 
 def refresh_until(page: Any, check: Callable[[], bool]) -> None:

@@ -32,6 +32,8 @@ _BACKSLASH = b"\\"  # any escape: rare in our events, and found with one memchr
 
 
 _UNKNOWN_SAFETY = SafeUUID.unknown
+_UNTYPED = object()  # a value that is not a transcoded one
+_UNDECODABLE = object()  # a transcoded value only eventsourcing's own path may decode
 
 
 def text_to_uuid(text: Any) -> UUID:
@@ -115,39 +117,38 @@ class EventDecoder:
         `"_type_"` occurrences of the text (a nested one would need decoding first)."""
         if typed == 0:
             return True
-        if typed == 1 and self._decoded_in_place(state, "timestamp"):
-            return True  # the usual case: the event's timestamp is its one transcoded value
+        if typed == 1:  # the usual case: the event's timestamp is its one transcoded value
+            decoded = self._decoded(state.get("timestamp"))
+            if decoded is not _UNTYPED and decoded is not _UNDECODABLE:
+                state["timestamp"] = decoded
+                return True
         for name, value in state.items():
-            if type(value) is not dict or len(value) != 2:
+            decoded = self._decoded(value)
+            if decoded is _UNTYPED:
                 continue
-            if "_type_" not in value or "_data_" not in value:
-                continue
-            type_name, data = value["_type_"], value["_data_"]
-            transcoding = self._transcodings.get(type_name) if type(type_name) is str else None
-            if transcoding is None or type(data) in (dict, list):
+            if decoded is _UNDECODABLE:
                 return False
-            try:
-                state[name] = transcoding.decode(data)
-            except Exception:  # eventsourcing's path raises its own error for it
-                return False
+            state[name] = decoded
             typed -= 1
             if typed == 0:
-                return True  # every occurrence accounted for (the timestamp comes first)
+                return True  # every occurrence accounted for
         return False
 
-    def _decoded_in_place(self, state: dict[str, Any], name: str) -> bool:
-        value = state.get(name)
+    def _decoded(self, value: Any) -> Any:
+        """A `{"_type_": ..., "_data_": ...}` value decoded by its transcoding; `_UNTYPED` for
+        any other value, `_UNDECODABLE` where eventsourcing's path must decide."""
         if type(value) is not dict or len(value) != 2:
-            return False
-        type_name, data = value.get("_type_"), value.get("_data_")
+            return _UNTYPED
+        if "_type_" not in value or "_data_" not in value:
+            return _UNTYPED
+        type_name, data = value["_type_"], value["_data_"]
         transcoding = self._transcodings.get(type_name) if type(type_name) is str else None
-        if transcoding is None or data is None or type(data) in (dict, list):
-            return False
+        if transcoding is None or type(data) in (dict, list):
+            return _UNDECODABLE
         try:
-            state[name] = transcoding.decode(data)
-        except Exception:  # the general path below gives up on it the same way
-            return False
-        return True
+            return transcoding.decode(data)
+        except Exception:  # eventsourcing's path raises its own error for it
+            return _UNDECODABLE
 
     def _learn(self, stored: Any) -> _Kind:
         cls = resolve_topic(stored.topic)

@@ -61,34 +61,31 @@ def read_rows(
 def stored_topics(store: EventStore, stop: int) -> list[str] | None:
     """The topics of the notifications up to `stop`, or None where the store's SQL is not
     ours to write."""
-    recorder = store.recorder
-    if type(recorder) is SQLiteApplicationRecorder:
-        with recorder.datastore.transaction(commit=False) as cur:
-            cur.execute(
-                f"SELECT DISTINCT topic FROM {recorder.events_table_name} WHERE rowid<=?", (stop,)
-            )
-            return [row[0] for row in cur.fetchall()]
-    if type(recorder) is PostgresApplicationRecorder:
-        statement = SQL("SELECT DISTINCT topic FROM {schema}.{table} WHERE notification_id<=%s")
-        with recorder.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            cur.execute(statement.format(**_names(recorder)), (stop,))
-            return [row[0] for row in cur.fetchall()]
-    return None
+    rows = _up_to(store, "SELECT DISTINCT topic FROM {table} WHERE {id}<=?", stop)
+    return None if rows is None else [row[0] for row in rows]
 
 
 def count_rows(store: EventStore, stop: int) -> int | None:
     """How many notifications there are up to `stop`, or None as `stored_topics`."""
+    rows = _up_to(store, "SELECT COUNT(*) FROM {table} WHERE {id}<=?", stop)
+    return None if rows is None else int(rows[0][0])
+
+
+def _up_to(store: EventStore, query: str, stop: int) -> list[tuple[Any, ...]] | None:
+    """`query` over the events table ({table}, notification id column {id}) with `stop` as
+    its one parameter, as tuples; None for a recorder of another kind."""
     recorder = store.recorder
     if type(recorder) is SQLiteApplicationRecorder:
         with recorder.datastore.transaction(commit=False) as cur:
-            cur.execute(f"SELECT COUNT(*) FROM {recorder.events_table_name} WHERE rowid<=?", (stop,))
-            return int(cur.fetchone()[0])
+            cur.execute(query.format(table=recorder.events_table_name, id="rowid"), (stop,))
+            return [tuple(row) for row in cur.fetchall()]
     if type(recorder) is PostgresApplicationRecorder:
-        statement = SQL("SELECT COUNT(*) FROM {schema}.{table} WHERE notification_id<=%s")
+        statement = SQL(query.replace("?", "%s").replace("{table}", "{schema}.{table}")).format(
+            id=Identifier("notification_id"), **_names(recorder)
+        )
         with recorder.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            cur.execute(statement.format(**_names(recorder)), (stop,))
-            row = cur.fetchone()
-            return int(row[0]) if row else 0
+            cur.execute(statement, (stop,))
+            return cur.fetchall()
     return None
 
 
