@@ -102,15 +102,16 @@ def running_service(extra_env: dict[str, str] | None = None) -> Iterator[tuple[i
 
 
 @contextmanager
-def running_bare_app() -> Iterator[int]:
+def running_bare_app(module: str = "bench.bare_app", env: dict[str, str] | None = None
+                     ) -> Iterator[int]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "bench.bare_app:app", "--port", str(port),
+        [sys.executable, "-m", "uvicorn", f"{module}:app", "--port", str(port),
          "--log-level", "warning", "--no-access-log", "--loop", "uvloop", "--http", "httptools"],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})},
     )
     try:
-        wait_http(f"http://127.0.0.1:{port}/partner/v1/me")
+        wait_http(f"http://127.0.0.1:{port}/healthz")
         yield port
     finally:
         process.terminate()

@@ -30,7 +30,7 @@ import psycopg
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 
-from bench.harness import running_service
+from bench.harness import running_bare_app, running_service
 from bench.scenario_deliveries import arrivals, percentile, running_receiver
 from bench.scenario_mixed import API, Tenant, listed, sandbox_secrets, set_up_tenants
 from infra.settings import Settings
@@ -180,6 +180,18 @@ def raw_append_rate(env: dict[str, str], per_save: int, sizes: list[int], second
     return rate, raw_sizes
 
 
+def bare_http_rate(store_env: dict[str, str], tenants: list[Tenant]) -> float:
+    """Events per second that the bare app (`bench/bare_order_app.py`: one 2-event save per
+    POST, nothing else) appends when driven like the service, on the same store."""
+    with running_bare_app("bench.bare_order_app",
+                          {"BARE_ORDER_STORE": json.dumps(store_env)}) as port:
+        base_url = f"http://127.0.0.1:{port}"
+        asyncio.run(closed_loop(base_url, tenants, 1.0, 2))  # warm-up
+        started = time.perf_counter()
+        placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, CONCURRENCY))
+        return 2 * len(placed) / (time.perf_counter() - started)
+
+
 def measure_store(kind: str) -> dict[str, Any]:
     schema = f"bench_orders_{uuid.uuid4().hex[:12]}"
     extra = {"PARTNER_API_DATABASE_URL": PG_URL, "PARTNER_API_DATABASE_SCHEMA": schema} \
@@ -221,6 +233,9 @@ def measure_store(kind: str) -> dict[str, Any]:
                 raw_env["SQLITE_DBNAME"] = str(settings.data_dir / "raw-append.sqlite")
             per_save = max(1, round(appended / len(placed)))
             raw_rate, raw_sizes = raw_append_rate(raw_env, per_save, sizes, RAW_SECONDS)
+            if kind == "sqlite":
+                raw_env["SQLITE_DBNAME"] = str(settings.data_dir / "bare-orders.sqlite")
+            bare_rate = bare_http_rate(raw_env, tenants)
     finally:
         if kind == "postgres":
             with psycopg.connect(PG_URL, autocommit=True) as conn:
@@ -245,6 +260,10 @@ def measure_store(kind: str) -> dict[str, Any]:
         "event_bytes": {"orders": [min(sizes), max(sizes)], "raw": [min(raw_sizes), max(raw_sizes)]},
         "ratio": round(ratio, 3),
         "ratio_met": ratio >= TARGET_RATIO,
+        # The ceiling of the stack: a bare HTTP endpoint doing only the save, same client.
+        "bare_http_append_events_per_second": round(bare_rate, 1),
+        "bare_http_ratio": round(bare_rate / raw_rate, 3),
+        "service_vs_bare_http": round(events_rate / bare_rate, 3),
     }
 
 
