@@ -96,6 +96,7 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
         assert again["completed"] == ["fw1.com", "fw2.com"]
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert sorted(e["data"]["domain"] for e in updated["data"]) == ["fw1.com", "fw2.com"]
+        assert {e["data"]["status"] for e in updated["data"]} == {"completed"}
 
         bad = client.post(
             "/domains/forwarding",

@@ -8,7 +8,7 @@ customer sets at their registrar. Whether the customer has done so is decided by
 | a first label starting with `nsnever` | nameservers never pointed: stays `action_required` |
 | a first label starting with `nsslow` | pointed `NS_SLOW_SECONDS` after the import started |
 | a first label starting with `importfail` | the DNS provider refuses the zone: the domain fails |
-| a first label starting with `dnsbusy`, or more than `SYNC_ACCOUNT_CAPACITY` names | a synchronous import finds no DNS account free (429 `dns_account_capacity`) |
+| a first label starting with `dnsbusy`, or more than `SYNC_ACCOUNT_CAPACITY` names | a live synchronous import finds no DNS account free (429 `dns_account_capacity`) |
 | a forwarding target whose host ends in `.invalid` (or has no host) | it does not resolve: forwarding fails |
 
 Everything else counts as pointed at once. Records are real: SPF, DMARC, MX and a DKIM record

@@ -48,7 +48,10 @@ def profile_picture_problem(url: str | None) -> str | None:
     """Why the suites cannot fetch this picture, or None when it is fine (or absent)."""
     if url is None:
         return None
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: the suites cannot fetch it either
+        return "profile_picture_url is not a valid URL."
     if parts.scheme != "https":
         return "profile_picture_url must be an https URL."
     host = (parts.hostname or "").lower().rstrip(".")

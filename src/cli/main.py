@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from domain.errors import DomainError
 from gateway.grpc.client import run_remote
@@ -58,8 +58,16 @@ def key_revoke(args: argparse.Namespace, c: Container) -> dict[str, Any]:
     return c.accounts.revoke_key(args.key_id)
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Usage mistakes end like every other failure (decisions.md section 2): exit 2 with one
+    line on stderr, not argparse's usage block. Sub-command parsers inherit this class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message.splitlines()[0]} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="partner-api", description=__doc__)
+    parser = OneLineErrorParser(prog="partner-api", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
 
     serve = groups.add_parser("serve", help="run the service")
@@ -109,25 +117,29 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         print(f"partner-api: unknown command {args.group} {args.action}", file=sys.stderr)
         return 2
-    settings = Settings.from_env()
     try:
-        remote = run_remote(settings, args)
+        result = _run(handler, args)
     except DomainError as exc:
         print(f"partner-api: {exc.code}: {exc.message}", file=sys.stderr)
         return 1
-    if remote is not None:
-        print(json.dumps(remote))
-        return 0
-    container = Container.build(settings)
-    try:
-        result = handler(args, container)
-    except DomainError as exc:
-        print(f"partner-api: {exc.code}: {exc.message}", file=sys.stderr)
+    except Exception as exc:  # any other failure (store unreachable...) is one line too
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"partner-api: internal_error: {type(exc).__name__}: {detail}", file=sys.stderr)
         return 1
-    finally:
-        container.close()
     print(json.dumps(result))
     return 0
+
+
+def _run(handler: Command, args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings.from_env()
+    remote = run_remote(settings, args)
+    if remote is not None:
+        return remote
+    container = Container.build(settings)
+    try:
+        return handler(args, container)
+    finally:
+        container.close()
 
 
 if __name__ == "__main__":

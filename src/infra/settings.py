@@ -7,7 +7,9 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_RETRY_SCHEDULE = (60.0, 600.0, 3600.0, 6 * 3600.0, 16 * 3600.0)
+# The waits between the 5 attempts (spec 6: up to 5 over 24 hours): 4 waits, the last attempt
+# about 23 h after the first. A fifth wait would never be used (attempts_allowed caps at 5).
+DEFAULT_RETRY_SCHEDULE = (60.0, 3600.0, 6 * 3600.0, 16 * 3600.0)
 
 
 def _flag(value: str | None) -> bool:

@@ -227,6 +227,36 @@ def _generated_name(workspace: Workspace) -> str:
     return f"get{base}{secrets.token_hex(3)}.com"
 
 
+def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> set[str]:
+    """The body's own consistency (names unique, per-suite counts) before any lookup, so a
+    shape error is reported as such whatever the domains' ownership. Returns the names."""
+    seen: set[str] = set()
+    for index, entry in enumerate(named):
+        field = f"domains[{index}].domain"
+        name = normalize_domain(entry["domain"], field)
+        if name in seen:
+            raise invalid(f"{name} is named twice.", field)
+        seen.add(name)
+        suite = entry["suite"]
+        if suite not in shape:
+            raise DomainError(
+                "domain_count_mismatch",
+                f"{name} is named for {suite}, but the order has no {suite} domains.",
+                field=f"domains[{index}].suite",
+                details={"suite": suite, "expected": 0},
+            )
+    for suite, counts in shape.items():
+        given = sum(1 for entry in named if entry["suite"] == suite)
+        if given and given != counts["domains"]:
+            raise DomainError(
+                "domain_count_mismatch",
+                f"{given} {suite} domains named, but the order has {counts['domains']}.",
+                field="domains",
+                details={"suite": suite, "expected": counts["domains"], "named": given},
+            )
+    return seen
+
+
 def _domains(
     container: Any,
     tenant: str,
@@ -237,22 +267,12 @@ def _domains(
 ) -> list[dict[str, Any]]:
     named = body.get("domains") or []
     items: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen = _check_named_shape(named, shape)
     with container.read_db.read() as cur:
         for index, entry in enumerate(named):
             field = f"domains[{index}].domain"
             name = normalize_domain(entry["domain"], field)
-            if name in seen:
-                raise invalid(f"{name} is named twice.", field)
-            seen.add(name)
             suite = entry["suite"]
-            if suite not in shape:
-                raise DomainError(
-                    "domain_count_mismatch",
-                    f"{name} is named for {suite}, but the order has no {suite} domains.",
-                    field=f"domains[{index}].suite",
-                    details={"suite": suite, "expected": 0},
-                )
             # Each statement reads what is committed when it runs, and the projections commit
             # an order's rows with the domain status the order causes. Reading the import first
             # means a commit in between shows the order (refused as held), never the status
@@ -269,15 +289,6 @@ def _domains(
                 # The simulated DNS decides from the import's start when they are pointed.
                 item["nameservers_since"] = imported["created_at"]
             items.append(item)
-        for suite, counts in shape.items():
-            given = sum(1 for item in items if item["suite"] == suite)
-            if given and given != counts["domains"]:
-                raise DomainError(
-                    "domain_count_mismatch",
-                    f"{given} {suite} domains named, but the order has {counts['domains']}.",
-                    field="domains",
-                    details={"suite": suite, "expected": counts["domains"], "named": given},
-                )
         free = owned_free_domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
@@ -311,10 +322,11 @@ def plan_order(
         for key in ("first_name", "last_name"):
             if not str(persona.get(key, "")).strip():
                 raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
-    for key in ("profile_picture_url", "forwarding_url"):
-        url = body.get(key)
-        if url is not None and not re.match(r"^https?://[^\s/]+", url):
-            raise invalid(f"{key} must be an http(s) URL.", key)
+    # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
+    # picture URL to `action_required` (a pending action), not to a 400.
+    url = body.get("forwarding_url")
+    if url is not None and not re.match(r"^https?://[^\s/]+", url):
+        raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
     if body.get("forwarding_url") is not None:
         check_forwarding_target(
             body["forwarding_url"], "forwarding_url", container.settings.allow_http_webhooks

@@ -47,9 +47,11 @@ def order_view(order: Order) -> dict[str, Any]:
             "client_id": order.destination.get("client_id"),
             "provider": order.destination.get("provider"),
         }
+    # Both suites always appear (decisions.md 3: `licenses` (`suite_a`, `suite_b`)); 0 = none.
     licenses = {
         suite: int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))
-        for suite, counts in order.shape.items()
+        for suite in ("suite_a", "suite_b")
+        for counts in [order.shape.get(suite, {})]
     }
     return {
         "id": public_id("ord", order.id),

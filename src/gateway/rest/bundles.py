@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -16,6 +16,7 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.order_bodies import reject_body_properties
 from services.bundles import (
     archive_bundle,
     bundle_view,
@@ -28,8 +29,12 @@ from services.sizing import __doc__ as SIZING_RULE
 
 
 class Links(msgspec.Struct):
-    first: str
-    next: str | None
+    first: Annotated[str, msgspec.Meta(description="Absolute URL of the first page, same filters")]
+    next: Annotated[
+        str | None,
+        msgspec.Meta(description="Absolute URL of the next page (carries `page_token`); null on "
+                     "the last page. Follow it as given."),
+    ]
 
 
 class Meta(msgspec.Struct):
@@ -190,6 +195,7 @@ class BundlesController(Controller):
     @post(
         "/{bundle_id:str}/archive",
         operation_id="archiveBundle",
+        before_request=reject_body_properties,
         summary="Archive a bundle (repeating is safe)",
         status_code=200,
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from domain.domains import STATUSES
 from domain.errors import invalid
@@ -21,6 +22,27 @@ class AvailabilityBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     domains: list[str]
 
 
+class AvailabilityRow(msgspec.Struct, kw_only=True):
+    """Spec 2.5; `reason` only when `available` is false."""
+
+    domain: str
+    available: bool
+    price_cents: int
+    renewal_price_cents: int
+    currency: str
+    usable_for: list[Literal["suite_a", "suite_b"]]
+    owned: bool
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class AvailabilityRows(msgspec.Struct, kw_only=True):
+    domains: list[AvailabilityRow]
+
+
+class AvailabilityResponse(msgspec.Struct, kw_only=True):
+    data: AvailabilityRows
+
+
 class DomainsController(Controller):
     path = "/domains"
     tags = ["domains"]
@@ -32,6 +54,7 @@ class DomainsController(Controller):
         description=AVAILABILITY_RULES,
         opt=WRITE_LIMITED,
         status_code=200,
+        responses={200: ResponseSpec(AvailabilityResponse, description="One row per domain sent")},
     )
     async def availability(
         self, request: Request[Any, Any, Any], data: AvailabilityBody

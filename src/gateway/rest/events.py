@@ -11,6 +11,7 @@ from litestar import Controller, Request, get, post, put
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.order_bodies import reject_body_properties
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
 from webhooks.event_log import POSITION_STRIDE
@@ -81,6 +82,7 @@ class EventsController(Controller):
     @post(
         "/{event_id:str}/redeliver",
         operation_id="redeliverEvent",
+        before_request=reject_body_properties,
         summary="Send an event again, with the same event id",
         status_code=202,
     )
@@ -117,6 +119,7 @@ class WebhookEndpointController(Controller):
     @post(
         "/rotate_secret",
         operation_id="rotateWebhookSecret",
+        before_request=reject_body_properties,
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
         sync_to_thread=True,
@@ -128,6 +131,7 @@ class WebhookEndpointController(Controller):
     @post(
         "/test",
         operation_id="sendTestEvent",
+        before_request=reject_body_properties,
         summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
         status_code=202,
         sync_to_thread=True,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+from urllib.parse import urlsplit
 
 from litestar import Request, Response, get
 
@@ -25,9 +27,39 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     except Exception as exc:  # readiness reports, it does not raise
         checks["event_store"] = f"error: {type(exc).__name__}"
     nats_check = container.extras.get("nats_ready")
-    checks["nats"] = await nats_check() if nats_check else "not configured"
+    if nats_check:
+        checks["nats"] = await nats_check()
+    elif container.settings.nats_url:
+        checks["nats"] = await nats_reachable(container.settings.nats_url)
+    else:
+        checks["nats"] = "not configured"
     ready = all(v in ("ok", "not configured") for v in checks.values())
     return Response({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+
+async def nats_reachable(nats_url: str, timeout: float = 2.0) -> str:
+    """`ok` when one of the servers in NATS_URL greets with its INFO line (decisions.md 1:
+    readiness means NATS is reachable, embedded or not), else the failure's name."""
+    failure = "error: no server in NATS_URL"
+    for server in nats_url.split(","):
+        parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(parsed.hostname or "127.0.0.1", parsed.port or 4222),
+                timeout,
+            )
+        except (OSError, TimeoutError) as exc:
+            failure = f"error: {type(exc).__name__}"
+            continue
+        try:
+            greeting = await asyncio.wait_for(reader.readline(), timeout)
+        except (OSError, TimeoutError) as exc:
+            greeting, failure = b"", f"error: {type(exc).__name__}"
+        finally:
+            writer.close()
+        if greeting.startswith(b"INFO"):
+            return "ok"
+    return failure
 
 
 @get("/metrics", operation_id="metrics", include_in_schema=False, media_type="text/plain")

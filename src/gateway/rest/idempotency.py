@@ -17,6 +17,24 @@ from services.idempotency import Claim, fingerprint
 MAX_KEY_LENGTH = 255
 
 
+def require_idempotency_key(request: Request[Any, Any, Any]) -> str:
+    """The key, checked before the body is decoded: spec 8 says a missing key gives
+    `idempotency_key_required`, whatever else the request gets wrong."""
+    key = (request.headers.get("idempotency-key") or "").strip()
+    if not key:
+        raise DomainError(
+            "idempotency_key_required",
+            "This request needs an Idempotency-Key header.",
+            field="Idempotency-Key",
+        )
+    return key
+
+
+async def idempotency_key_first(request: Request[Any, Any, Any]) -> None:
+    """`before_request` hook for handlers whose body Litestar decodes before the handler runs."""
+    require_idempotency_key(request)
+
+
 async def idempotent(
     request: Request[Any, Any, Any],
     run: Callable[[], Any],
@@ -28,13 +46,7 @@ async def idempotent(
     409 idempotency_conflict; while the first is still running, 409 idempotency_in_progress.
     Only successes are remembered, so a failed attempt may be retried with the same key.
     """
-    key = (request.headers.get("idempotency-key") or "").strip()
-    if not key:
-        raise DomainError(
-            "idempotency_key_required",
-            "This request needs an Idempotency-Key header.",
-            field="Idempotency-Key",
-        )
+    key = require_idempotency_key(request)
     if len(key) > MAX_KEY_LENGTH:
         raise DomainError(
             "invalid_request", "Idempotency-Key is at most 255 characters.", field="Idempotency-Key"

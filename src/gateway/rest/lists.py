@@ -17,6 +17,11 @@ def container_of(request: Request[Any, Any, Any]) -> Container:
     return container
 
 
+def origin_of(request: Request[Any, Any, Any]) -> str:
+    """Scheme and host as the client called us (behind a trusted proxy, as forwarded)."""
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
 def list_page(
     request: Request[Any, Any, Any],
     *,
@@ -57,4 +62,5 @@ def list_page(
         path=path,
         filters=filters,
         next_token=next_token,
+        origin=origin_of(request),
     )

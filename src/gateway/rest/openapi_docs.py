@@ -46,13 +46,14 @@ REQUEST_ID_HEADER: dict[str, Any] = {
 RETRY_AFTER_HEADER: dict[str, Any] = {
     "description": "Seconds until the rate limit allows another request.",
     "required": True,
-    "schema": {"type": "string"},
+    "schema": {"type": "integer", "minimum": 1},  # spec 7: integer seconds, at least 1
 }
 
 COMMON_ERRORS = {
     "400": "invalid_request (with `field`) or another input error",
     "401": "unauthorized: missing, malformed or revoked key",
     "429": "rate_limited",
+    "500": "internal_error: retry with backoff and keep the request id",
 }
 WRITE_ERRORS = {
     "403": "forbidden: the key's permission preset does not allow this",
@@ -62,6 +63,14 @@ WRITE_ERRORS = {
 }
 WRITE_METHODS = {"post", "put", "patch", "delete"}
 OTHER_ERRORS = "Any other error, in the same envelope (codes and statuses in spec 7)."
+
+# Limits of spec 4.1 and 8 that the body structs enforce in code, not in their schema.
+PER_PAGE_BOUNDS = {"minimum": 1, "maximum": 100}
+DOMAIN_LIST_LIMITS: dict[str, dict[str, Any]] = {
+    "removePoolDomains": {"minItems": 1, "maxItems": 25, "uniqueItems": True},
+    "checkDomainAvailability": {"minItems": 1, "maxItems": 50},
+    "purchaseDomains": {"minItems": 1, "maxItems": 50},
+}
 
 HAND_DECODED_BODIES: dict[str, type[msgspec.Struct]] = {
     "createOrder": OrderBody,
@@ -74,7 +83,7 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "createOrder": True,
     "createWorkspace": True,
     "purchaseDomains": True,
-    "createSwap": True,
+    "createSwap": False,  # optional since the swaps audit: spec 8 requires it on three POSTs only
     "createBundle": False,
     "createUser": False,
     "attachPoolDomains": False,
@@ -110,10 +119,60 @@ def _document_request(operation: dict[str, Any], schemas: dict[str, Any]) -> Non
             "required": True,
             "content": {"application/json": {"schema": ref}},
         }
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") == "query" and parameter.get("name") == "per_page":
+            parameter["schema"] = _bounded_per_page(parameter.get("schema", {}))
+    if operation_id in DOMAIN_LIST_LIMITS:
+        _limit_domains(operation, schemas, DOMAIN_LIST_LIMITS[operation_id])
     if operation_id in IDEMPOTENCY_KEY:
         parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
         if all(p.get("name", "").lower() != "idempotency-key" for p in parameters):
             parameters.append(_idempotency_parameter(IDEMPOTENCY_KEY[operation_id]))
+
+
+def _bounded_per_page(schema: dict[str, Any]) -> dict[str, Any]:
+    """The integer branch gets 1..100 and the whole the default 25; `null` stays accepted (the
+    handler reads it as absent)."""
+    branches = schema.get("oneOf", [schema])
+    bounded = [{**b, **PER_PAGE_BOUNDS} if b.get("type") == "integer" else b for b in branches]
+    shaped = {"oneOf": bounded} if "oneOf" in schema else bounded[0]
+    return {**shaped, "default": 25}
+
+
+def _limit_domains(
+    operation: dict[str, Any], schemas: dict[str, Any], limits: dict[str, Any]
+) -> None:
+    """An inline copy of the body schema with the `domains` bounds: pool add shares the struct."""
+    content = operation["requestBody"]["content"]["application/json"]
+    ref = content["schema"].get("$ref", "")
+    body = dict(schemas.get(ref.rsplit("/", 1)[-1], content["schema"]))
+    properties = dict(body.get("properties", {}))
+    properties["domains"] = {**properties.get("domains", {}), **limits}
+    content["schema"] = {**body, "properties": properties}
+
+
+def _close_bodies(schema: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """Every body struct forbids unknown properties (decisions.md 4): say so in the schemas a
+    request body reaches (none of them is used by a response)."""
+    seen: set[str] = set()
+    todo = [
+        op["requestBody"]
+        for item in schema.get("paths", {}).values()
+        for op in item.values()
+        if isinstance(op, dict) and "requestBody" in op
+    ]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            if node.get("type") == "object" and "properties" in node:
+                node.setdefault("additionalProperties", False)
+            name = str(node.get("$ref", "")).rsplit("/", 1)[-1]
+            if name in schemas and name not in seen:
+                seen.add(name)
+                todo.append(schemas[name])
+            todo.extend(v for k, v in node.items() if k != "$ref")
 
 
 def _error_response(description: str) -> dict[str, Any]:
@@ -154,6 +213,7 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             if isinstance(operation, dict) and "responses" in operation:
                 _document_request(operation, schemas)
                 _document_responses(path, method, operation)
+    _close_bodies(schema, schemas)
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema
 

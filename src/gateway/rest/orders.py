@@ -12,9 +12,9 @@ from litestar import Controller, Request, Response, get, post
 from domain.errors import invalid
 from domain.orders import SOURCE_STATES
 from gateway.rest.auth import principal_of
-from gateway.rest.idempotency import idempotent
+from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import OrderBody, decode_body
+from gateway.rest.order_bodies import OrderBody, decode_body, reject_body_properties
 from services.orders import cancel_order, get_order, place_order, resolve_action
 
 STATUSES = (
@@ -60,6 +60,7 @@ class OrdersController(Controller):
     async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)
         container = container_of(request)
+        require_idempotency_key(request)
         body = msgspec.to_builtins(await decode_body(request, OrderBody))
         return await idempotent(
             request, lambda: {"data": place_order(container, principal, body)}, status_code=201
@@ -157,6 +158,7 @@ class OrdersController(Controller):
     @post(
         "/{order_id:str}/cancel",
         operation_id="cancelOrder",
+        before_request=reject_body_properties,
         summary="Cancel an order: `cancel_scheduled` now, `cancelled` after the grace window",
         description=(
             "Domains are released (free for a new order) when the cancellation finishes; an "

@@ -70,11 +70,16 @@ def page_response(
     path: str,
     filters: Mapping[str, Any],
     next_token: str | None,
+    origin: str = "",
 ) -> dict[str, Any]:
+    """`origin` (scheme and host the client called) makes the links absolute, so that a client
+    can follow `links.next` as given whatever base URL it joins relative paths to."""
     query = {k: v for k, v in filters.items() if v is not None}
     query["per_page"] = per_page
-    first = f"{path}?{urlencode(query)}"
-    next_link = f"{path}?{urlencode({**query, 'page_token': next_token})}" if next_token else None
+    first = f"{origin}{path}?{urlencode(query)}"
+    next_link = (
+        f"{origin}{path}?{urlencode({**query, 'page_token': next_token})}" if next_token else None
+    )
     return {
         "data": items,
         "links": {"first": first, "next": next_link},

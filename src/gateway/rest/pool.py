@@ -3,11 +3,12 @@ the pool's domains and operations."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from domain.errors import invalid
 from domain.pool_domains import CONDITIONS
@@ -28,6 +29,26 @@ ATTACH_IDEMPOTENCY = (
 
 class PoolDomainsBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     domains: list[str]
+
+
+# The 200 of pool remove, documented with the exact shape of spec 4.1.
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class PoolRemoveOutcome(msgspec.Struct, kw_only=True):
+    domain: str
+    outcome: Literal["removed", "absent"]
+
+
+class PoolRemoveResult(msgspec.Struct, kw_only=True):
+    removed: Count
+    absent: Count
+    inbox_count: Count
+    domains: list[PoolRemoveOutcome]
+
+
+class PoolRemoveResponse(msgspec.Struct, kw_only=True):
+    data: PoolRemoveResult
 
 
 class AttachBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -60,6 +81,7 @@ class PoolController(Controller):
         summary="Remove exact domains from active pool inventory",
         description=pool_inventory.__doc__,
         status_code=200,
+        responses={200: ResponseSpec(PoolRemoveResponse, description="Each domain's outcome")},
     )
     async def remove(
         self, request: Request[Any, Any, Any], data: PoolDomainsBody

@@ -9,7 +9,7 @@ from litestar import Controller, Request, Response, post
 
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
-from gateway.rest.idempotency import idempotent
+from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import decode_body
 from services.purchase import __doc__ as PURCHASE_RULES
@@ -42,6 +42,7 @@ class PurchaseController(Controller):
                 "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
             )
         container = container_of(request)
+        require_idempotency_key(request)
         body = msgspec.to_builtins(await decode_body(request, PurchaseBody))
         return await idempotent(
             request, lambda: {"data": purchase_domains(container, principal, body)}, status_code=201

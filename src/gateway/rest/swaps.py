@@ -15,8 +15,7 @@ from domain.errors import invalid
 from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
 from fulfillment.swap_steps import __doc__ as SWAP_STEPS_RULES
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
-from gateway.rest.idempotency import idempotent
+from gateway.rest.bundles import Links, Meta, maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
 from services.swap_plan import __doc__ as SWAP_RULES
@@ -110,7 +109,7 @@ class SwapsController(Controller):
         operation_id="createSwap",
         summary="Swap a domain of an active order (standard or premium)",
         description=(
-            "Requires `Idempotency-Key`. The new domain gets the same personas and inbox "
+            "`Idempotency-Key` is optional and honoured when sent. The new domain gets the same personas and inbox "
             "count and is connected to the order's destination; a `standard` swap detaches the "
             f"old domain at completion, a `premium` one keeps it warm for {PREMIUM_WARM_DAYS} "
             "days, then detaches it. Once completed, the order shows the new domain in place of "
@@ -126,8 +125,8 @@ class SwapsController(Controller):
     async def create(self, request: Request[Any, Any, Any], data: SwapBody) -> Response[Any]:
         principal, container = principal_of(request), container_of(request)
         body = msgspec.to_builtins(data)
-        return await idempotent(
-            request, lambda: {"data": create_swap(container, principal, body)}, status_code=201
+        return await maybe_idempotent(
+            request, lambda: {"data": create_swap(container, principal, body)}
         )
 
     @post(
@@ -148,13 +147,9 @@ class SwapsController(Controller):
         principal, container = principal_of(request), container_of(request)
         body = msgspec.to_builtins(data)
 
-        def run() -> dict[str, Any]:
-            return {"data": rename_user_names(container, principal, body)}
-
-        if request.headers.get("idempotency-key"):
-            return await idempotent(request, run, status_code=201)
-        result = await anyio.to_thread.run_sync(run)
-        return Response(msgspec.json.encode(result), status_code=201, media_type="application/json")
+        return await maybe_idempotent(
+            request, lambda: {"data": rename_user_names(container, principal, body)}
+        )
 
     @get(
         operation_id="listSwaps",

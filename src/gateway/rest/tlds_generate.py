@@ -8,8 +8,10 @@ import anyio
 import msgspec
 from litestar import Controller, Request, get, post
 
-from gateway.rest.auth import WRITE_LIMITED
-from gateway.rest.lists import container_of
+from domain.errors import DomainError
+from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.lists import container_of, origin_of
+from gateway.rest.pagination import check_per_page, page_response
 from services.generation import __doc__ as GENERATION_RULES
 from services.generation import generate, tld_catalog
 
@@ -31,8 +33,15 @@ class TldsGenerateController(Controller):
         operation_id="listTlds",
         summary="The catalog of active sellable TLDs (no prices or availability)",
     )
-    async def tlds(self) -> dict[str, Any]:
-        return {"data": tld_catalog()}
+    async def tlds(
+        self,
+        request: Request[Any, Any, Any],
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        # Paged like every list (decisions.md 3: `per_page`, `page_token`; `data`, `links`,
+        # `meta`), although the whole catalog fits on the default page.
+        return _catalog_page(request, tld_catalog(), per_page, page_token)
 
     @post(
         "/generate",
@@ -48,3 +57,24 @@ class TldsGenerateController(Controller):
         container = container_of(request)
         body = msgspec.to_builtins(data)
         return {"data": await anyio.to_thread.run_sync(lambda: generate(container, body))}
+
+
+def _catalog_page(
+    request: Request[Any, Any, Any],
+    catalog: list[dict[str, Any]],
+    per_page: int | None,
+    page_token: str | None,
+) -> dict[str, Any]:
+    """An offset page over a fixed in-memory list, with the same signed tokens as the tables."""
+    size = check_per_page(per_page)
+    tokens = container_of(request).extras["page_tokens"]
+    path, tenant = request.url.path, principal_of(request).tenant
+    start = tokens.decode(page_token, path, {}, tenant) if page_token else 0
+    if not isinstance(start, int) or start < 0:
+        raise DomainError("invalid_request", "page_token is not valid for this list.", field="page_token")
+    end = start + size
+    next_token = tokens.encode(end, path, {}, tenant) if end < len(catalog) else None
+    return page_response(
+        items=catalog[start:end], per_page=size, path=path, filters={}, next_token=next_token,
+        origin=origin_of(request),
+    )

@@ -17,7 +17,7 @@ from domain.errors import invalid
 from domain.workspaces import PROVIDERS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
-from gateway.rest.idempotency import idempotent
+from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
 from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
 
@@ -82,6 +82,7 @@ class WorkspacesController(Controller):
     @post(
         operation_id="createWorkspace",
         summary="Register a provider workspace (Idempotency-Key required)",
+        before_request=idempotency_key_first,
         description=(
             "Validates the credentials with the sequencing provider, stores them encrypted and "
             "never returns them. Kinds: `u` (API key; super-admin keys rejected), `i` (API key), "
@@ -125,6 +126,8 @@ class WorkspacesController(Controller):
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> WorkspacePage:
+        # Creation accepts the spec's kind letters in either case (`U` or `u`); so does the filter.
+        provider = provider.strip().lower() if provider is not None else None
         if provider is not None and provider not in PROVIDERS:
             raise invalid("provider must be one of u, i, m, w.", "provider")
         page = list_page(
