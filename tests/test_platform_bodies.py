@@ -128,3 +128,27 @@ def test_wrong_type_names_its_field(service: RunningService) -> None:
         )
     assert response.status_code == 400
     assert response.json()["error"]["field"] == "monthly_sending_volume"
+
+
+def test_bodies_are_decoded_strictly(service: RunningService) -> None:
+    """A JSON string is not a number nor a boolean, on every body (not only POST /orders)."""
+    with service.partner() as client:
+        cases = [
+            ("/bundles", {"name": "B", "monthly_sending_volume": "10000",
+                          "send_on_weekends": False}, "monthly_sending_volume"),
+            ("/bundles", {"name": "B", "monthly_sending_volume": 10000,
+                          "send_on_weekends": "true"}, "send_on_weekends"),
+            ("/pool/attach", {"workspace_id": "wrk_" + "0" * 32, "quantity": "1"}, "quantity"),
+            ("/domains/generate", {"keywords": ["acme"], "limit": 1.5}, "limit"),
+        ]
+        for path, body, field in cases:
+            response = client.post(path, json=body)
+            assert response.status_code == 400, (path, response.text)
+            error = response.json()["error"]
+            assert (error["code"], error["field"]) == ("invalid_request", field), path
+        nested = client.post(
+            "/workspaces", json={**WORKSPACE, "credentials": {"api_key": 5}},
+            headers={"Idempotency-Key": "strict-1"},
+        ).json()["error"]
+        assert nested["field"] == "credentials.api_key"
+        assert client.get("/bundles").json()["data"] == []

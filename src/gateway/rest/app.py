@@ -20,7 +20,7 @@ from gateway.rest.openapi_docs import PartnerOpenAPIJson
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
-from gateway.rest.text_rules import refuse_nul_characters
+from gateway.rest.strict_bodies import request_rules
 from runtime.container import Container
 
 BASE_PATH = "/partner/v1"
@@ -52,7 +52,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
         path=BASE_PATH,
         route_handlers=partner_controllers(),
         middleware=[AuthAndRateLimitMiddleware()],
-        before_request=refuse_nul_characters,
+        before_request=request_rules,
     )
     extra_routes: list[Any] = container.extras.get("extra_routes", [])
     container.extras.setdefault("page_tokens", PageTokens(container.settings.secret_key))

@@ -12,6 +12,7 @@ from litestar import Request, Response
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
+from gateway.rest.strict_bodies import request_rules
 from services.idempotency import Claim, fingerprint
 
 MAX_KEY_LENGTH = 255
@@ -31,8 +32,10 @@ def require_idempotency_key(request: Request[Any, Any, Any]) -> str:
 
 
 async def idempotency_key_first(request: Request[Any, Any, Any]) -> None:
-    """`before_request` hook for handlers whose body Litestar decodes before the handler runs."""
+    """`before_request` hook for handlers whose body Litestar decodes before the handler runs:
+    the key first, then the rules every body follows."""
     require_idempotency_key(request)
+    await request_rules(request)
 
 
 async def idempotent(
