@@ -48,7 +48,9 @@ def test_default_retry_schedule_spreads_five_attempts_over_a_day() -> None:
     # Spec 6 / decisions.md 1: up to 5 attempts over 24 hours; every wait is used.
     assert attempts_allowed(DEFAULT_RETRY_SCHEDULE) == 5
     assert len(DEFAULT_RETRY_SCHEDULE) == 4
-    assert 20 * 3600 <= sum(DEFAULT_RETRY_SCHEDULE) <= 24 * 3600
+    assert 12 * 3600 <= sum(DEFAULT_RETRY_SCHEDULE) <= 24 * 3600
+    ratios = {b / a for a, b in zip(DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE[1:])}
+    assert len(ratios) == 1 and ratios.pop() > 1  # exponential backoff
 
 
 @pytest.mark.parametrize("url", ["not a url", "ftp://cdn.example.com/me.png", "https://[::1/me.png"])

@@ -7,9 +7,9 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The waits between the 5 attempts (spec 6: up to 5 over 24 hours): 4 waits, the last attempt
-# about 23 h after the first. A fifth wait would never be used (attempts_allowed caps at 5).
-DEFAULT_RETRY_SCHEDULE = (60.0, 3600.0, 6 * 3600.0, 16 * 3600.0)
+# The waits between the 5 attempts (spec 6: up to 5 over 24 hours, exponential backoff): x10
+# each time, the last attempt 18.5 h after the first. A fifth wait would never be used.
+DEFAULT_RETRY_SCHEDULE = (60.0, 600.0, 6000.0, 60000.0)
 
 
 def _flag(value: str | None) -> bool:
@@ -19,7 +19,8 @@ def _flag(value: str | None) -> bool:
 def _schedule(value: str | None) -> tuple[float, ...]:
     if not value:
         return DEFAULT_RETRY_SCHEDULE
-    return tuple(float(part) for part in value.split(",") if part.strip())
+    waits = tuple(float(part) for part in value.split(",") if part.strip())
+    return waits or DEFAULT_RETRY_SCHEDULE  # "," alone names no wait: keep the default
 
 
 def _path(value: str | None) -> Path | None:

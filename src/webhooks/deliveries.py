@@ -26,8 +26,9 @@ class Due:
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:
-    """Spec: up to 5 attempts; the schedule holds the waits between them."""
-    return max(1, min(MAX_ATTEMPTS, len(schedule) + 1))
+    """Spec 6: 5 attempts, whatever the schedule's length. The schedule is a timing knob
+    (decisions 1): it sets the waits only, a short one repeating its last wait."""
+    return MAX_ATTEMPTS if schedule else 1
 
 
 def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: float, lease: float) -> list[Due]:
