@@ -8,10 +8,12 @@ from typing import Any
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from domain.errors import invalid
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
+from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from services.imports import __doc__ as IMPORT_RULES
 from services.imports import import_now, load_job, submit_job
@@ -24,6 +26,49 @@ class ImportBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str | None = None
 
 
+class NameserverGroup(msgspec.Struct):
+    """The nameservers the customer sets at their registrar for these domains."""
+
+    nameserver_one: str
+    nameserver_two: str
+    domains: list[str]
+
+
+class ImportItem(msgspec.Struct):
+    domain: str
+    status: str
+    domain_id: str | None  # the `dom_` id once the domain is in the inventory
+    reason: str | None
+
+
+class ImportJobOut(msgspec.Struct):
+    """An import job (spec 2.6)."""
+
+    id: str
+    status: str  # in_progress, completed, failed, action_required
+    workspace_id: str | None
+    submitted_count: int
+    completed_count: int
+    failed_count: int
+    nameserver_groups: list[NameserverGroup]
+    domains: list[ImportItem]
+    created_at: str
+    completed_at: str | None
+
+
+class ImportJobResponse(msgspec.Struct):
+    data: ImportJobOut
+
+
+class ImportJobList(msgspec.Struct):
+    data: list[ImportJobOut]
+    links: Links
+    meta: Meta
+
+
+ONE_JOB = ResponseSpec(ImportJobResponse, description="The import job")
+
+
 class ImportsController(Controller):
     path = "/domains/import"
     tags = ["domain imports"]
@@ -33,6 +78,7 @@ class ImportsController(Controller):
         summary="Import up to 50 existing domains now (needs a free DNS account)",
         description=IMPORT_RULES,
         status_code=201,
+        responses={201: ONE_JOB},
     )
     async def import_sync(
         self, request: Request[Any, Any, Any], data: ImportBody
@@ -48,6 +94,7 @@ class ImportsController(Controller):
         summary="Queue a bulk import of up to 500 domains",
         description=IMPORT_RULES,
         status_code=201,
+        responses={201: ONE_JOB},
     )
     async def submit(self, request: Request[Any, Any, Any], data: ImportBody) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
@@ -60,6 +107,7 @@ class ImportsController(Controller):
         operation_id="listImportJobs",
         summary="List import jobs",
         description="Filters: `status`, `domain` (jobs holding this exact name). Newest first.",
+        responses={200: ResponseSpec(ImportJobList, description="A page of import jobs")},
     )
     async def list_jobs(
         self,
@@ -86,6 +134,9 @@ class ImportsController(Controller):
             render=lambda row: json.loads(row["doc"]),
         )
 
-    @get("/jobs/{job_id:str}", operation_id="getImportJob", summary="One import job")
+    @get(
+        "/jobs/{job_id:str}", operation_id="getImportJob", summary="One import job",
+        responses={200: ONE_JOB},
+    )
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
         return {"data": load_job(container_of(request), principal_of(request), job_id)}
