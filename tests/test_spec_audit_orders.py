@@ -49,7 +49,7 @@ def test_default_retry_schedule_spreads_five_attempts_over_a_day() -> None:
     assert attempts_allowed(DEFAULT_RETRY_SCHEDULE) == 5
     assert len(DEFAULT_RETRY_SCHEDULE) == 4
     assert 12 * 3600 <= sum(DEFAULT_RETRY_SCHEDULE) <= 24 * 3600
-    ratios = {b / a for a, b in zip(DEFAULT_RETRY_SCHEDULE, DEFAULT_RETRY_SCHEDULE[1:])}
+    ratios = {b / a for a, b in zip(DEFAULT_RETRY_SCHEDULE[:-1], DEFAULT_RETRY_SCHEDULE[1:], strict=True)}
     assert len(ratios) == 1 and ratios.pop() > 1  # exponential backoff
 
 

@@ -63,12 +63,9 @@ class DomainJobs(ReadModel):
             "ON CONFLICT (id) DO UPDATE SET status = excluded.status",
             (public_id("fwj", job.id), job.tenant, position, job.status),
         )
-        if type(event).__qualname__ == "ForwardingJob.Finished" and job.status == "completed":
-            for item in job.completed:
-                cur.execute(
-                    "UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id = ?",
-                    (job.forwarding_url, job.updated_at, item["id"]),
-                )
+        # The finished job's domains get the URL in DomainInventory (`forwarding_finished`):
+        # a model writes only its own tables, as the forked replay gives each process a share
+        # of the models and only their tables.
 
 
 def open_jobs(cur: Any, limit: int = 50) -> tuple[list[str], list[str]]:

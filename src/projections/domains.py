@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from domain.domains import Domain
+from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order
 from infra.ids import public_id
 from projections.base import ReadModel, on
@@ -203,6 +204,19 @@ class DomainInventory(ReadModel):
             f"UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id IN ({marks})",
             (event.forwarding_url, event.at, *ids),
         )
+
+    @on("ForwardingJob.Finished")
+    def forwarding_finished(self, cur: Any, event: Any, position: int) -> None:
+        """Every domain the job completed forwards to its URL, including one no Domain or
+        Order event covers (a domain a swap took off its order)."""
+        job: ForwardingJob = self._at_version(event)
+        if job.status != "completed":
+            return
+        for item in job.completed:
+            cur.execute(
+                "UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id = ?",
+                (job.forwarding_url, job.updated_at, item["id"]),
+            )
 
     @staticmethod
     def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:

@@ -302,7 +302,24 @@ def _domains(
         for _ in range(missing):
             name = _generated_name(workspace)
             items.append(new_domain_item(name, suite, "generated", registration_price(name)))
+    _keep_auto_renew(container, items)
     return items
+
+
+def _keep_auto_renew(container: Any, items: list[dict[str, Any]]) -> None:
+    """An owned domain keeps its renewal choice (a purchase's `auto_renew: false`, spec 4.2)
+    on the order that uses it, and so after the order releases it."""
+    ids = [item["id"] for item in items if item["source"] != "generated"]
+    if not ids:
+        return
+    marks = ", ".join("?" for _ in ids)
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            f"SELECT id, auto_renew FROM domains WHERE id IN ({marks})", tuple(ids)
+        ).fetchall()
+    renew = {row["id"]: bool(row["auto_renew"]) for row in rows}
+    for item in items:
+        item["auto_renew"] = renew.get(item["id"], item["auto_renew"])
 
 
 def plan_order(

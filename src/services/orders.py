@@ -39,6 +39,8 @@ def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[st
     plan = plan_order(container, principal.org_id, principal.environment, body)
     result: dict[str, Any] = {
         **plan.price,
+        # The name the order carries its price under, so the two compare directly.
+        "price_cents": plan.price["total_cents"],
         "environment": principal.environment,
         "billed": principal.environment == "live",
         "domains_to_register": sum(1 for d in plan.domains if d["source"] == "generated"),

@@ -3,12 +3,17 @@
 Live keys only (a sandbox key is 403 `forbidden`: nothing is bought in the sandbox). Each
 domain costs its TLD's registration price; the whole purchase is refused with 402
 `insufficient_funds` when the wallet cannot cover the sum (nothing is bought or charged).
-Names that are taken, premium, invalid, already owned, or on an order in progress are refused
-before anything is charged (a concurrent purchase or order that took a name first has it
-reported the same way). The order's domains carry `provider: null`; the worker's `register`
-step gives each real mail DNS records (MX, SPF, DKIM with a fresh RSA key, DMARC) shown on its
-`GET /domains/{id}` row; once it completes they are inventory a later order for the same
-workspace or customer (or any, without a workspace) may use.
+Invalid names are 400 `invalid_request` and premium ones 400 `premium_domain_not_supported`
+(`field` names the item). Names that are taken, held by another organization (availability's
+`registered`), already this account's or on an order in progress are refused with 409
+`domains_not_submittable`, `details.domains` giving each name with its `reason` (`registered`
+or `already_owned`); a concurrent purchase or order that took a name first is reported the
+same way. Nothing is charged when any name is refused.
+
+The order's domains carry `provider: null`; the worker's `register` step gives each real mail
+DNS records (MX, SPF, DKIM with a fresh RSA key, DMARC) shown on its `GET /domains/{id}` row;
+once it completes they are inventory a later order for the same workspace or customer (or any,
+without a workspace) may use.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import PURCHASE, Order
+from projections.domains import owners_by_name
 from projections.orders import domain_rows
 from services.accounts import Principal
 from services.domain_claims import DomainsHeld
@@ -59,10 +65,8 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
             name = normalize_domain(entry["domain"], field)
             if any(item["domain"] == name for item in items):
                 raise invalid(f"{name} is listed twice.", field)
-            if "taken" in name.split(".", 1)[0]:
-                refused.append({"domain": name, "reason": "registered"})
-            elif domain_rows(cur, principal.tenant, name):
-                refused.append({"domain": name, "reason": "already_owned"})
+            if (reason := _ownership_refusal(cur, principal.tenant, name)) is not None:
+                refused.append({"domain": name, "reason": reason})
             item = new_domain_item(name, None, "purchase", registration_price(name))
             item["auto_renew"] = bool(entry.get("auto_renew", True))
             items.append(item)
@@ -83,6 +87,18 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
             field="domains",
             details={"domains": [{"domain": n, "reason": "already_owned"} for n in held.names]},
         ) from None
+
+
+def _ownership_refusal(cur: Any, tenant: str, name: str) -> str | None:
+    """Why this name cannot be bought, as availability (spec 2.5) says it: already this
+    account's (on one of its orders, or imported), or registered elsewhere (a `taken` label, or
+    another organization or environment holds it)."""
+    owners = owners_by_name(cur, [name])[name]
+    if tenant in owners or domain_rows(cur, tenant, name):
+        return "already_owned"
+    if "taken" in name.split(".", 1)[0] or owners:
+        return "registered"
+    return None
 
 
 def _accept(

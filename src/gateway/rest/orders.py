@@ -15,6 +15,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import OrderBody, decode_body, reject_body_properties
+from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
 
 STATUSES = (
@@ -56,6 +57,7 @@ class OrdersController(Controller):
             "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
             "is not https or not public sends the order to `action_required`."
         ),
+        responses=INSUFFICIENT_FUNDS,
     )
     async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)

@@ -18,6 +18,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta, maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
+from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.swap_plan import __doc__ as SWAP_RULES
 from services.swaps import create_swap, get_swap, rename_user_names
 
@@ -120,7 +121,7 @@ class SwapsController(Controller):
             + "\n"
             + (SWAP_STEPS_RULES or "")
         ),
-        responses={201: ResponseSpec(SwapResponse, description="The swap")},
+        responses={201: ResponseSpec(SwapResponse, description="The swap"), **INSUFFICIENT_FUNDS},
     )
     async def create(self, request: Request[Any, Any, Any], data: SwapBody) -> Response[Any]:
         principal, container = principal_of(request), container_of(request)

@@ -5,10 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, get
+from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
 from services.wallet import load_wallet, wallet_view
+
+# decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
+# document gives this status the error envelope, like every other error status.
+INSUFFICIENT_FUNDS: dict[int, ResponseSpec] = {
+    402: ResponseSpec(
+        None,
+        description="insufficient_funds: the live wallet does not cover the price "
+        "(`details.required_cents`, `details.balance_cents`); nothing was charged",
+    )
+}
 
 
 class WalletController(Controller):
