@@ -66,3 +66,26 @@ def test_invalid_picture_url_sends_order_to_action_required(
         assert order["status"] == "action_required"
         pending = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
         assert [row["id"] for row in pending] == [order["pending_action_id"]]
+
+
+def test_cancelling_a_waiting_order_closes_its_pending_action(service: RunningService) -> None:
+    # Nothing is left half-open: once the order's cancellation is accepted, its pending action
+    # shows `cancelled` and can no longer be resolved.
+    with service.partner() as client:
+        body = counts(new_workspace(client), a=1, profile_picture_url="http://10.0.0.1/me.png")
+        order = place(client, body).json()["data"]
+        assert order["status"] == "action_required"
+        cancelled = client.post(f"/orders/{order['id']}/cancel")
+        assert cancelled.status_code == 200, cancelled.text
+        assert cancelled.json()["data"]["status"] == "cancel_scheduled"
+        rows = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
+        assert [(row["id"], row["status"]) for row in rows] == [
+            (order["pending_action_id"], "cancelled")
+        ]
+        listed = client.get("/orders/pending", params={"status": "cancelled"}).json()["data"]
+        assert [row["id"] for row in listed] == [order["pending_action_id"]]
+        resolve = client.post(
+            f"/orders/pending/{order['pending_action_id']}/resolve",
+            json={"profile_picture_url": "https://cdn.example.com/me.png"},
+        )
+        assert resolve.status_code == 409, resolve.text

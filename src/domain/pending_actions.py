@@ -4,6 +4,7 @@
 | ------------------- | --------- | ---------- |
 | `__init__` (Opened) | (new)     | `pending`  |
 | `resolve` (Resolved)| `pending` | `resolved` |
+| `cancel` (Cancelled)| `pending` | `cancelled` (its order's cancellation was accepted) |
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from domain.errors import DomainError
 
 PENDING = "pending"
 RESOLVED = "resolved"
+CANCELLED = "cancelled"
+ACTION_STATUSES = (PENDING, RESOLVED, CANCELLED)
 
 # What the partner must send to `POST /orders/pending/{id}/resolve`, per kind of action.
 INPUT_FIELD = {"profile_picture_url": "profile_picture_url"}
@@ -55,10 +58,20 @@ class PendingAction(Aggregate):
         if self.status != PENDING:
             raise DomainError(
                 "order_state_conflict",
-                "This pending action is already resolved.",
+                f"This pending action is {self.status}; there is nothing to resolve.",
                 details={"status": self.status},
             )
         self._resolved(resolution=resolution, at=at)
+
+    def cancel(self, at: float) -> None:
+        """Its order is being cancelled: the input is no longer needed (repeating is safe)."""
+        if self.status == PENDING:
+            self._cancelled(at=at)
+
+    @event("Cancelled")
+    def _cancelled(self, *, at: float) -> None:
+        self.status = CANCELLED
+        self.resolved_at = at
 
     @event("Resolved")
     def _resolved(self, *, resolution: dict[str, Any], at: float) -> None:

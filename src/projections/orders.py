@@ -111,7 +111,7 @@ class OrderList(ReadModel):
                 ),
             )
 
-    @on("PendingAction.Opened", "PendingAction.Resolved")
+    @on("PendingAction.Opened", "PendingAction.Resolved", "PendingAction.Cancelled")
     def pending_changed(self, cur: Any, event: Any, position: int) -> None:
         action: PendingAction = self._at_version(event)
         doc = json.dumps(pending_action_view(action))

@@ -206,8 +206,14 @@ def cancel_order(container: Any, principal: Principal, order_id: str) -> dict[st
     def run() -> dict[str, Any]:
         order = load_order(container, principal, order_id)
         at = container.clock.now()
+        waiting_on = order.pending_action_id
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
-        _save(container, order)
+        aggregates: list[Aggregate] = [order]
+        if waiting_on is not None:  # nothing half-open: its pending action closes with it
+            action = load_action(container, principal, waiting_on)
+            action.cancel(at)
+            aggregates.append(action)
+        _save(container, *aggregates)
         return order_view(order)
 
     return retry_conflicts(run)

@@ -11,6 +11,7 @@ from litestar import Controller, Request, Response, get, post
 
 from domain.errors import invalid
 from domain.orders import SOURCE_STATES
+from domain.pending_actions import ACTION_STATUSES
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
@@ -101,7 +102,8 @@ class OrdersController(Controller):
         "/pending",
         operation_id="listPendingActions",
         summary="Pending actions (orders blocked on partner input)",
-        description="Filters: `order_id`, `status` (`pending` or `resolved`).",
+        description="Filters: `order_id`, `status` (`pending`, `resolved`, or `cancelled`: the "
+        "order's cancellation was accepted while it waited).",
     )
     async def list_pending(
         self,
@@ -111,8 +113,8 @@ class OrdersController(Controller):
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> dict[str, Any]:
-        if status is not None and status not in ("pending", "resolved"):
-            raise invalid("status must be pending or resolved.", "status")
+        if status is not None and status not in ACTION_STATUSES:
+            raise invalid(f"status must be one of {', '.join(ACTION_STATUSES)}.", "status")
         return list_page(
             request,
             table="pending_actions",
