@@ -106,6 +106,7 @@ async def _serve_single(settings: Settings, roles: list[str], clock: Clock | Non
         if GATEWAY in roles:
             server, _ = build_server(container, roles)
             print(f"{'gateway':12} http://{settings.host}:{settings.http_port}{BASE_PATH}", flush=True)
+            _let_sigterm_return()
             await server.serve()
         else:
             running = RunningRoles(container, roles)
@@ -114,6 +115,14 @@ async def _serve_single(settings: Settings, roles: list[str], clock: Clock | Non
             await running.stop()
     finally:
         container.close()
+
+
+def _let_sigterm_return() -> None:
+    """uvicorn stops gracefully on SIGTERM, then raises it again once `serve()` returns; under
+    the default disposition that kills the process before the `finally` blocks close the
+    stores and stop the embedded nats-server (left to linger seconds on its death signal).
+    The server has stopped by then, so the repeated signal needs no action: ignore it."""
+    signal.signal(signal.SIGTERM, lambda _sig, _frame: None)
 
 
 async def _wait_for_signal() -> None:

@@ -16,6 +16,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import OrderBody, decode_body, reject_body_properties
+from gateway.rest.order_shapes import ONE_ORDER, ORDER_PAGE, PENDING_PAGE
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
 
@@ -58,7 +59,7 @@ class OrdersController(Controller):
             "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
             "is not https or not public sends the order to `action_required`."
         ),
-        responses=INSUFFICIENT_FUNDS,
+        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS},
     )
     async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)
@@ -73,6 +74,7 @@ class OrdersController(Controller):
         operation_id="listOrders",
         summary="List orders (and domain purchases), newest first",
         description="Filters: `status`, `workspace_id`.",
+        responses={200: ORDER_PAGE},
     )
     async def list_orders(
         self,
@@ -104,6 +106,7 @@ class OrdersController(Controller):
         summary="Pending actions (orders blocked on partner input)",
         description="Filters: `order_id`, `status` (`pending`, `resolved`, or `cancelled`: the "
         "order's cancellation was accepted while it waited).",
+        responses={200: PENDING_PAGE},
     )
     async def list_pending(
         self,
@@ -152,7 +155,10 @@ class OrdersController(Controller):
         )
         return {"data": view}
 
-    @get("/{order_id:str}", operation_id="getOrder", summary="One order")
+    @get(
+        "/{order_id:str}", operation_id="getOrder", summary="One order",
+        responses={200: ONE_ORDER},
+    )
     async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
         container = container_of(request)
         principal = principal_of(request)
@@ -171,6 +177,7 @@ class OrdersController(Controller):
             + "\nOther moves: 409 `order_state_conflict`."
         ),
         status_code=200,
+        responses={200: ONE_ORDER},
     )
     async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
         container = container_of(request)

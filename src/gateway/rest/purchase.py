@@ -12,6 +12,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import decode_body
+from gateway.rest.order_shapes import ONE_ORDER
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.purchase import __doc__ as PURCHASE_RULES
 from services.purchase import purchase_domains
@@ -35,7 +36,7 @@ class PurchaseController(Controller):
         operation_id="purchaseDomains",
         summary="Buy domains (live keys with the full preset; Idempotency-Key required)",
         description=(PURCHASE_RULES or "") + "\nSandbox (`pk_test_`) keys get 403 `forbidden`.",
-        responses=INSUFFICIENT_FUNDS,
+        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS},
     )
     async def purchase(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)
