@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
@@ -14,7 +13,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from domain.bundles import STATUSES
 from domain.errors import invalid
 from gateway.rest.auth import principal_of
-from gateway.rest.idempotency import idempotent
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import reject_body_properties
 from services.bundles import (
@@ -206,13 +205,3 @@ class BundlesController(Controller):
             lambda: archive_bundle(container, principal.org_id, principal.environment, bundle_id)
         )
         return _single(view)
-
-
-async def maybe_idempotent(
-    request: Request[Any, Any, Any], run: Callable[[], Any]
-) -> Response[Any]:
-    """Idempotency-Key is optional on this POST: honoured when sent."""
-    if request.headers.get("idempotency-key"):
-        return await idempotent(request, run, status_code=201)
-    result = await anyio.to_thread.run_sync(run)
-    return Response(msgspec.json.encode(result), status_code=201, media_type="application/json")

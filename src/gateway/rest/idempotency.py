@@ -76,3 +76,13 @@ async def idempotent(
     encoded = msgspec.json.encode(result)
     store.finish(scope, key, status_code, encoded)
     return Response(encoded, status_code=status_code, media_type="application/json")
+
+
+async def maybe_idempotent(
+    request: Request[Any, Any, Any], run: Callable[[], Any]
+) -> Response[Any]:
+    """Idempotency-Key is optional on this POST: honoured when sent."""
+    if request.headers.get("idempotency-key"):
+        return await idempotent(request, run, status_code=201)
+    result = await anyio.to_thread.run_sync(run)
+    return Response(msgspec.json.encode(result), status_code=201, media_type="application/json")

@@ -15,7 +15,8 @@ from domain.errors import invalid
 from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
 from fulfillment.swap_steps import __doc__ as SWAP_STEPS_RULES
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta, maybe_idempotent
+from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
 from gateway.rest.wallet import INSUFFICIENT_FUNDS

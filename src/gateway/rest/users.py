@@ -10,7 +10,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta, maybe_idempotent
+from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from services.users import create_user, load_user, user_view
 
