@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,23 @@ def test_bodiless_posts_reject_unknown_properties(service: RunningService) -> No
         # No body, or an empty object, is still no input at all.
         error_of(client.post("/orders/ord_nope/cancel"), 404, "not_found")
         error_of(client.post("/orders/ord_nope/cancel", json={}), 404, "not_found")
+        error_of(client.post("/orders/ord_nope/cancel", json=None, content=b"null",
+                             headers={"Content-Type": "application/json"}), 404, "not_found")
+
+
+def test_every_route_refuses_nul_characters(service: RunningService) -> None:
+    """A handler's own before_request hook replaces the router's: each must still apply the
+    rules of every request (a NUL in a path reached PostgreSQL as a 500)."""
+    with service.client() as client:
+        document = client.get("/schema/openapi.json").json()
+    with service.partner() as client:
+        for path, item in document["paths"].items():
+            if "{" not in path:
+                continue
+            target = re.sub(r"\{[^}]+\}", "x%00y", path).removeprefix("/partner/v1")
+            for method in item:
+                response = client.request(method.upper(), target, json={})
+                error_of(response, 400, "invalid_request")
 
 
 def test_openapi_documents_the_limits(service: RunningService) -> None:

@@ -57,6 +57,9 @@ class EmbeddedNats:
             stdout=log,
             stderr=log,
             preexec_fn=_die_with_parent,
+            # Out of the terminal's process group: Ctrl-C reaches the service alone, which stops
+            # this server after its own NATS clients closed (not under them, with tracebacks).
+            start_new_session=True,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -12,6 +12,12 @@ from pathlib import Path
 DEFAULT_RETRY_SCHEDULE = (60.0, 600.0, 6000.0, 60000.0)
 
 
+def host_port(host: str, port: int) -> str:
+    """`host:port` for addresses and URLs: an IPv6 literal (`::1`, `::`) goes in brackets,
+    which gRPC's address parser and URLs both need."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
 def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import dataclasses
 import os
 import signal
@@ -19,7 +20,7 @@ from litestar import Litestar
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
 from infra.nats_server import EmbeddedNats
-from infra.settings import Settings
+from infra.settings import Settings, host_port
 from runtime.container import Container
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
@@ -78,8 +79,18 @@ def build_server(
     return uvicorn.Server(config), running
 
 
+def _stop_with_parent() -> None:
+    """`make run` sets PARTNER_API_STOP_WITH_PARENT=1: make does not pass a SIGTERM on to the
+    command it runs, so the kernel sends this process one when make dies, and the service
+    stops (its embedded NATS too) instead of running on orphaned."""
+    if os.environ.get("PARTNER_API_STOP_WITH_PARENT") == "1":
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = None) -> None:
     roles = resolve_roles(requested)
+    _stop_with_parent()
     settings = Settings.from_env()
     nats: EmbeddedNats | None = None
     if not settings.nats_url and NEEDS_NATS.intersection(roles):
@@ -105,7 +116,7 @@ async def _serve_single(settings: Settings, roles: list[str], clock: Clock | Non
     try:
         if GATEWAY in roles:
             server, _ = build_server(container, roles)
-            print(f"{'gateway':12} http://{settings.host}:{settings.http_port}{BASE_PATH}", flush=True)
+            print(f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH}", flush=True)
             _let_sigterm_return()
             await server.serve()
         else:
@@ -143,7 +154,7 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
             args += ["--role", role]
         child = subprocess.Popen(args, env=os.environ.copy())
     print(
-        f"{'gateway':12} http://{settings.host}:{settings.http_port}{BASE_PATH} ({workers} workers)",
+        f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH} ({workers} workers)",
         flush=True,
     )
     try:

@@ -85,6 +85,8 @@ class WebhookDispatcher:
         return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
 
     async def start(self) -> None:
+        for outcome in ("success", "failure"):  # both series scrape as 0 before any attempt
+            metrics.WEBHOOK_ATTEMPTS.labels(outcome)
         self._nc = await connect(self.settings)
         js = self._nc.jetstream()
         await ensure_stream(js, self.settings)

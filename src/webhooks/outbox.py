@@ -73,6 +73,19 @@ class OutboxPublisher:
         self._loop = asyncio.get_running_loop()
         self.container.store.on_saved(self._on_saved)
         self._task = asyncio.create_task(self._run(), name="outbox-publisher")
+        metrics.OUTBOX_BACKLOG.set_function(self._backlog)
+
+    def _backlog(self) -> float:
+        """Notifications past this publisher's position, measured when scraped: a batch held up
+        by NATS counts, and so does everything stored meanwhile."""
+        if self._stopping:
+            return 0.0
+        try:
+            head = self.container.store.recorder.max_notification_id() or 0
+            return float(max(0, head - tracked_position(self.db, TRACKING_NAME)))
+        except Exception:  # a scrape answers even while the store is away
+            log.warning("outbox backlog unavailable", exc_info=True)
+            return float("nan")
 
     def _on_saved(self, _notification_id: int) -> None:
         loop = self._loop
@@ -127,11 +140,6 @@ class OutboxPublisher:
                 continue  # not a public event: skip decoding it
             domain_event = mapper.to_domain_event(notification)
             events.extend(public_events_for(domain_event, self.container.store))
-        backlog = 0  # a short batch read the log to its end
-        if len(notifications) >= BATCH_SIZE:
-            head = self.container.store.recorder.max_notification_id() or 0
-            backlog = max(0, head - notifications[-1].id)
-        metrics.OUTBOX_BACKLOG.set(backlog)
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 
 from gateway.grpc.errors import error_from
-from infra.settings import Settings
+from infra.settings import Settings, host_port
 from partnerapi.v1 import admin_pb2, admin_pb2_grpc
 
 TIMEOUT_SECONDS = 30.0
@@ -103,7 +103,7 @@ def _call_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def target_of(settings: Settings) -> str:
     host = settings.host if settings.host not in {"0.0.0.0", "::", ""} else "127.0.0.1"
-    return f"{host}:{settings.grpc_port}"
+    return host_port(host, settings.grpc_port)
 
 
 def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.grpc.server import GrpcServer
+from infra.settings import host_port
 from runtime.container import Container
 from runtime.roles import register_role
 
@@ -21,7 +22,8 @@ class GrpcRole:
         await self.server.stop()
 
     def describe(self) -> str:
-        return f"grpc://{self.container.settings.host}:{self.server.port} (admin, audit, fulfillment; health, reflection)"
+        where = host_port(self.container.settings.host, self.server.port)
+        return f"grpc://{where} (admin, audit, fulfillment; health, reflection)"
 
 
 register_role("grpc", GrpcRole)

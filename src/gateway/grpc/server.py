@@ -18,7 +18,7 @@ from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
 from gateway.grpc.fulfillment import FulfillmentServicer
 from gateway.grpc.interceptor import OperatorInterceptor
-from infra.settings import Settings
+from infra.settings import Settings, host_port
 from partnerapi.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -82,13 +82,13 @@ class GrpcServer:
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        address = f"{settings.host}:{settings.grpc_port}"
+        address = host_port(settings.host, settings.grpc_port)
         if credentials is None:
             self.port = server.add_insecure_port(address)
         else:
             self.port = server.add_secure_port(address, credentials)
         if not self.port:
-            raise RuntimeError(f"gRPC could not listen on {settings.host}:{settings.grpc_port}")
+            raise RuntimeError(f"gRPC could not listen on {address}")
         await server.start()
         self.server = server
         for name in ("", *SERVICE_NAMES):

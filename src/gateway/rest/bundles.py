@@ -15,7 +15,7 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import reject_body_properties
+from gateway.rest.strict_bodies import reject_body_properties
 from services.bundles import (
     archive_bundle,
     bundle_view,

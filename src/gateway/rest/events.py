@@ -11,7 +11,7 @@ from litestar import Controller, Request, get, post, put
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import reject_body_properties
+from gateway.rest.strict_bodies import reject_body_properties
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
 from webhooks.event_log import POSITION_STRIDE

@@ -57,14 +57,3 @@ async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
         raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
     except msgspec.DecodeError:
         raise invalid("The body is not valid JSON.") from None
-
-
-class NoBody(msgspec.Struct, forbid_unknown_fields=True):
-    """What an operation without input accepts: nothing, or an object without properties."""
-
-
-async def reject_body_properties(request: Request[Any, Any, Any]) -> None:
-    """`before_request` hook of bodiless POSTs: decisions.md 4 makes an unknown JSON property
-    `invalid_request` with `field` on every body, so a property sent there is not ignored."""
-    if (await request.body()).strip():
-        await decode_body(request, NoBody)

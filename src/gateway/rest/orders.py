@@ -15,8 +15,9 @@ from domain.pending_actions import ACTION_STATUSES
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import OrderBody, decode_body, reject_body_properties
+from gateway.rest.order_bodies import OrderBody, decode_body
 from gateway.rest.order_shapes import ONE_ORDER, ORDER_PAGE, PENDING_PAGE
+from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
 

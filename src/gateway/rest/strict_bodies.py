@@ -36,6 +36,21 @@ async def decode_strictly(request: Request[Any, Any, Any]) -> None:
 
 
 async def request_rules(request: Request[Any, Any, Any]) -> None:
-    """The `before_request` hook of every partner route (a handler's own hook calls it too)."""
+    """The `before_request` hook of every partner route. A handler's own hook replaces the
+    router's (Litestar keeps only the closest), so each such hook calls this first."""
     await refuse_nul_characters(request)
     await decode_strictly(request)
+
+
+class NoBody(msgspec.Struct, forbid_unknown_fields=True):
+    """What an operation without input accepts: nothing, or an object without properties."""
+
+
+async def reject_body_properties(request: Request[Any, Any, Any]) -> None:
+    """`before_request` hook of bodiless POSTs: decisions.md 4 makes an unknown JSON property
+    `invalid_request` with `field` on every body, so a property sent there is not ignored.
+    No body, `{}` and `null` (what `JSON.stringify(null)` sends) mean no input."""
+    await request_rules(request)
+    body = (await request.body()).strip()
+    if body and body != b"null":
+        await decode_body(request, NoBody)
