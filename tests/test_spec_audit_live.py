@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from conftest import ServiceFactory
+from conftest import RunningService, ServiceFactory
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import buy, credit
@@ -37,6 +37,21 @@ def test_purchase_refuses_a_name_another_organization_holds(
         assert wallet["balance_cents"] == 5_000
         assert [entry["type"] for entry in wallet["entries"]] == ["credit"]
         assert other.get("/orders").json()["data"] == []
+
+
+def test_sandbox_holdings_never_make_a_live_name_registered(service: RunningService) -> None:
+    # Sandbox keys work on synthetic data: a name a sandbox tenant imported stays available
+    # to live keys, and buying it is not refused.
+    with service.partner() as sandbox:
+        imported = sandbox.post("/domains/import", json={"domains": ["sandboxheld-audit.com"]})
+        assert imported.json()["data"]["status"] == "completed", imported.text
+    service.wait_projections()
+    org = service.new_org()
+    credit(service, org, 5_000)
+    with service.client(service.new_key(org, "live")) as live:
+        rows = live.post("/domains/availability", json={"domains": ["sandboxheld-audit.com"]})
+        assert rows.json()["data"]["domains"][0]["available"] is True, rows.text
+        assert buy(live, "sandboxheld-audit.com").status_code == 201
 
 
 def test_auto_renew_false_survives_an_order_and_its_cancellation(

@@ -259,15 +259,22 @@ def usage_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:
     return found
 
 
-def owners_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:
-    """The tenants holding a domain row for each of these names."""
+def owners_by_name(
+    cur: Any, names: list[str], tenant: str | None = None
+) -> dict[str, set[str]]:
+    """The tenants holding each of these names. Given the asking `tenant`, only those of its
+    environment (sandbox holdings are synthetic: they never make a live name registered, nor
+    the reverse), and not rows of domains that failed (nothing was registered)."""
     found: dict[str, set[str]] = {name: set() for name in names}
     if not names:
         return found
     marks = ", ".join("?" for _ in names)
-    for row in cur.execute(
-        f"SELECT DISTINCT name, tenant FROM domains WHERE name IN ({marks})", tuple(names)
-    ).fetchall():
+    sql = f"SELECT DISTINCT name, tenant FROM domains WHERE name IN ({marks})"
+    params: list[Any] = list(names)
+    if tenant is not None:
+        sql += " AND tenant LIKE ? AND status <> 'failed'"
+        params.append("%:" + tenant.rsplit(":", 1)[1])
+    for row in cur.execute(sql, tuple(params)).fetchall():
         found[row["name"]].add(row["tenant"])
     return found
 

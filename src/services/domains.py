@@ -43,7 +43,7 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
     distinct = sorted(set(normalized))
     with container.read_db.read() as cur:
         usage = usage_by_name(cur, distinct)
-        owners = owners_by_name(cur, distinct)
+        owners = owners_by_name(cur, distinct, tenant)
     rows = []
     for sent, name in zip(names, normalized, strict=True):
         price, renewal = registrar.prices(name)

@@ -92,8 +92,8 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
 def _ownership_refusal(cur: Any, tenant: str, name: str) -> str | None:
     """Why this name cannot be bought, as availability (spec 2.5) says it: already this
     account's (on one of its orders, or imported), or registered elsewhere (a `taken` label, or
-    another organization or environment holds it)."""
-    owners = owners_by_name(cur, [name])[name]
+    another organization of this environment holds it)."""
+    owners = owners_by_name(cur, [name], tenant)[name]
     if tenant in owners or domain_rows(cur, tenant, name):
         return "already_owned"
     if "taken" in name.split(".", 1)[0] or owners:

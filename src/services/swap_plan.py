@@ -113,7 +113,7 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
         return new_domain_item(name, suite, "inventory", 0, str(latest["id"]))
     if registrar.registry_refusal(name) == registrar.REGISTERED:
         raise _registered(name)
-    if owners_by_name(cur, [name])[name]:
+    if owners_by_name(cur, [name], tenant)[name]:
         raise _registered(name)
     return new_domain_item(name, suite, "purchase", registration_price(name))
 
