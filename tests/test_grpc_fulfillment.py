@@ -175,6 +175,21 @@ def test_failed_step_waits_for_retry_and_partner_input_opens_an_action(
     assert replayed.identical, replayed.as_json()
 
 
+def test_failing_a_waiting_order_closes_its_pending_action(service_factory: ServiceFactory) -> None:
+    service = grpc_service(service_factory, clock=ManualClock())
+    order_id, _, secret = live_order(service)
+    waiting = report(service, order_id, "register", NEEDS_INPUT, reason="Send a public picture URL.")
+    assert waiting.order_status == "action_required"
+    given_up = report(service, order_id, "register", FAILED, reason="registrar gone", fail_order=True)
+    assert given_up.order_status == "failed"
+    service.wait_projections()
+    with service.client(secret) as live:
+        pending = live.get("/orders/pending", params={"order_id": order_id}).json()["data"]
+        assert [(p["id"], p["status"]) for p in pending] == [
+            (waiting.pending_action_id, "cancelled")
+        ]
+
+
 def test_stream_work_sends_current_work_then_follows_changes(service_factory: ServiceFactory) -> None:
     service = grpc_service(service_factory, clock=ManualClock())
     first, _, _ = live_order(service)

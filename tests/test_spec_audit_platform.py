@@ -177,3 +177,12 @@ def test_readiness_checks_that_nats_answers() -> None:
     up, down = asyncio.run(scenario())
     assert up == "ok"
     assert down.startswith("error")
+
+
+def test_readiness_reports_a_malformed_nats_url_instead_of_raising() -> None:
+    import asyncio
+
+    from gateway.rest.health import nats_reachable
+
+    for url in ("nats://[::1", "nats://127.0.0.1:99999"):
+        assert asyncio.run(nats_reachable(url, timeout=0.5)) == "error: ValueError", url

@@ -80,6 +80,9 @@ def test_any_schedule_length_makes_five_attempts() -> None:
     assert schedule_from("1") == (1.0,)
     assert schedule_from("1, 2") == (1.0, 2.0)
     assert schedule_from(",") == DEFAULT_RETRY_SCHEDULE
+    for unusable in ("inf", "nan", "1,-5"):  # a delivery would wait forever, or never
+        with pytest.raises(ValueError):
+            schedule_from(unusable)
 
 
 def schedule_from(value: str) -> tuple[float, ...]:

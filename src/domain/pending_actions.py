@@ -4,7 +4,7 @@
 | ------------------- | --------- | ---------- |
 | `__init__` (Opened) | (new)     | `pending`  |
 | `resolve` (Resolved)| `pending` | `resolved` |
-| `cancel` (Cancelled)| `pending` | `cancelled` (its order's cancellation was accepted) |
+| `cancel` (Cancelled)| `pending` | `cancelled` (its order was cancelled or failed) |
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class PendingAction(Aggregate):
         self._resolved(resolution=resolution, at=at)
 
     def cancel(self, at: float) -> None:
-        """Its order is being cancelled: the input is no longer needed (repeating is safe)."""
+        """Its order will not go on: the input is no longer needed (repeating is safe)."""
         if self.status == PENDING:
             self._cancelled(at=at)
 

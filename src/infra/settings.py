@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ def _schedule(value: str | None) -> tuple[float, ...]:
     if not value:
         return DEFAULT_RETRY_SCHEDULE
     waits = tuple(float(part) for part in value.split(",") if part.strip())
+    if not all(math.isfinite(wait) and wait >= 0 for wait in waits):
+        # An infinite or NaN wait would leave deliveries pending for good: refuse to start.
+        raise ValueError(f"PARTNER_API_WEBHOOK_RETRY_SCHEDULE: waits are seconds >= 0: {value}")
     return waits or DEFAULT_RETRY_SCHEDULE  # "," alone names no wait: keep the default
 
 

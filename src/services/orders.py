@@ -178,7 +178,20 @@ def apply_outcome(
 def fail(container: Any, order: Order, reason: str, at: float) -> list[Aggregate]:
     refund = order.refundable_cents
     order.fail(reason, refund, at)
-    return _refund(container, order, refund, "failed", at)
+    return [*close_pending_action(container, order, at),
+            *_refund(container, order, refund, "failed", at)]
+
+
+def close_pending_action(container: Any, order: Order, at: float) -> list[Aggregate]:
+    """An order that will not go on (cancelled or failed) leaves nothing half-open: the pending
+    action it waited on closes as `cancelled`. Returns it, to save with the order."""
+    if order.pending_action_id is None:
+        return []
+    action = container.store.find(parse_id("act", order.pending_action_id), PendingAction)
+    if not isinstance(action, PendingAction):
+        return []
+    action.cancel(at)
+    return [action]
 
 
 def _refund(container: Any, order: Order, cents: int, why: str, at: float) -> list[Aggregate]:
@@ -206,14 +219,8 @@ def cancel_order(container: Any, principal: Principal, order_id: str) -> dict[st
     def run() -> dict[str, Any]:
         order = load_order(container, principal, order_id)
         at = container.clock.now()
-        waiting_on = order.pending_action_id
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
-        aggregates: list[Aggregate] = [order]
-        if waiting_on is not None:  # nothing half-open: its pending action closes with it
-            action = load_action(container, principal, waiting_on)
-            action.cancel(at)
-            aggregates.append(action)
-        _save(container, *aggregates)
+        _save(container, order, *close_pending_action(container, order, at))
         return order_view(order)
 
     return retry_conflicts(run)

@@ -42,13 +42,13 @@ async def nats_reachable(nats_url: str, timeout: float = 2.0) -> str:
     readiness means NATS is reachable, embedded or not), else the failure's name."""
     failure = "error: no server in NATS_URL"
     for server in nats_url.split(","):
-        parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
         try:
+            parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(parsed.hostname or "127.0.0.1", parsed.port or 4222),
                 timeout,
             )
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
             failure = f"error: {type(exc).__name__}"
             continue
         try:
