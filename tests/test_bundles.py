@@ -158,3 +158,14 @@ def test_tenancy_permissions_and_idempotency(service: RunningService) -> None:
             _error(client.patch(path, json={"name": "x"}), 403, "forbidden", None)
             _error(client.post(f"{path}/archive"), 403, "forbidden", None)
             assert client.get(path).json()["data"]["status"] == "active"
+
+
+def test_links_use_the_public_url_when_set(service_factory: Any) -> None:
+    service = service_factory(public_url="https://api.example.com")
+    with service.partner() as client:
+        for name in ("A", "B"):
+            body = {"name": name, "monthly_sending_volume": 10000, "send_on_weekends": False}
+            assert client.post("/bundles", json=body).status_code == 201
+        page = client.get("/bundles", params={"per_page": 1}).json()
+    assert page["links"]["first"] == "https://api.example.com/partner/v1/bundles?per_page=1"
+    assert page["links"]["next"].startswith("https://api.example.com/partner/v1/bundles?")

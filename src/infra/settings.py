@@ -66,6 +66,8 @@ class Settings:
     cancel_grace_seconds: float = 300.0
     fulfillment_step_seconds: float = 2.0
     allow_http_webhooks: bool = False
+    # Scheme and host partners call (behind a proxy); list links use the request's otherwise.
+    public_url: str | None = None
     default_rate_rps: float = 10.0
     default_rate_burst: int = 600
     max_body_bytes: int = 1024 * 1024
@@ -100,6 +102,7 @@ class Settings:
             cancel_grace_seconds=float(env.get("PARTNER_API_CANCEL_GRACE_SECONDS", "300")),
             fulfillment_step_seconds=float(env.get("PARTNER_API_FULFILLMENT_STEP_SECONDS", "2")),
             allow_http_webhooks=_flag(env.get("PARTNER_API_ALLOW_HTTP_WEBHOOKS")),
+            public_url=(env.get("PARTNER_API_PUBLIC_URL") or "").rstrip("/") or None,
             default_rate_rps=float(env.get("PARTNER_API_DEFAULT_RATE_RPS", "10")),
             default_rate_burst=int(env.get("PARTNER_API_DEFAULT_RATE_BURST", "600")),
             poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),

@@ -18,8 +18,10 @@ def container_of(request: Request[Any, Any, Any]) -> Container:
 
 
 def origin_of(request: Request[Any, Any, Any]) -> str:
-    """Scheme and host as the client called us (behind a trusted proxy, as forwarded)."""
-    return f"{request.url.scheme}://{request.url.netloc}"
+    """`PARTNER_API_PUBLIC_URL` when set (a proxy in front), else scheme and host as the client
+    called us."""
+    public_url: str | None = container_of(request).settings.public_url
+    return public_url or f"{request.url.scheme}://{request.url.netloc}"
 
 
 def list_page(
