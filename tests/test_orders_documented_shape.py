@@ -8,7 +8,13 @@ from conftest import RunningService
 from test_orders_sandbox import counts, new_workspace, place
 from test_wallet_purchase import buy, credit
 
-from gateway.rest.order_shapes import OrderList, OrderResponse, PendingActionList
+from gateway.rest.order_shapes import (
+    OrderDomain,
+    OrderList,
+    OrderOut,
+    OrderResponse,
+    PendingActionList,
+)
 
 
 def test_orders_answer_their_documented_shape(service: RunningService) -> None:
@@ -19,6 +25,10 @@ def test_orders_answer_their_documented_shape(service: RunningService) -> None:
         for response in (completed, waiting):
             assert response.status_code == 201, response.text
             msgspec.json.decode(response.content, type=OrderResponse, strict=True)
+            # Every field answered is documented, and the other way round.
+            order = response.json()["data"]
+            assert set(order) == set(OrderOut.__struct_fields__)
+            assert set(order["domains"][0]) == set(OrderDomain.__struct_fields__)
         order_id = waiting.json()["data"]["id"]
         msgspec.json.decode(client.get(f"/orders/{order_id}").content, type=OrderResponse)
         msgspec.json.decode(client.get("/orders").content, type=OrderList)
