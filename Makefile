@@ -23,8 +23,7 @@ proto: $(STAMP)
 	fi
 
 run: $(STAMP) proto
-	PARTNER_API_STOP_WITH_PARENT=1 PARTNER_API_ALLOW_HTTP_WEBHOOKS=$${PARTNER_API_ALLOW_HTTP_WEBHOOKS:-1} \
-	  $(BIN)/partner-api serve
+	PARTNER_API_STOP_WITH_PARENT=1 PARTNER_API_ALLOW_HTTP_WEBHOOKS=$${PARTNER_API_ALLOW_HTTP_WEBHOOKS:-1} $(BIN)/partner-api serve
 
 lint: $(STAMP) proto
 	$(BIN)/ruff check src tests bench
