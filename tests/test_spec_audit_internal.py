@@ -178,6 +178,36 @@ def test_sigterm_stops_the_embedded_nats_before_serve_exits(tmp_path: Path) -> N
         assert not Path(f"/proc/{nats_pid}").exists()
 
 
+def test_make_runs_serve_so_that_it_stops_when_make_dies(tmp_path: Path) -> None:
+    makefile = (Path(__file__).parent.parent / "Makefile").read_text()
+    assert "PARTNER_API_STOP_WITH_PARENT=1" in makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    env = {
+        **os.environ,
+        "PARTNER_API_STOP_WITH_PARENT": "1",
+        "PARTNER_API_DATA_DIR": str(tmp_path / "var"),
+        "PARTNER_API_HTTP_PORT": str(free_port()),
+        "PARTNER_API_GRPC_PORT": str(free_port()),
+    }
+    env.pop("NATS_URL", None)
+    # A parent that, like make on SIGTERM, dies without passing the signal on (`; true` keeps
+    # the shell from exec-ing the command).
+    command = " ".join([*CLI, "serve", "--role", "gateway", "--role", "publisher"]) + "; true"
+    parent = subprocess.Popen(["sh", "-c", command], env=env)
+    deadline = time.monotonic() + 60
+    serving: list[tuple[int, str]] = []
+    while not serving or not _children(serving[0][0]):
+        assert time.monotonic() < deadline, "serve did not start its nats-server"
+        time.sleep(0.2)
+        serving = _children(parent.pid)
+    serve_pid, nats_pid = serving[0][0], _children(serving[0][0])[0][0]
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{serve_pid}").exists() or Path(f"/proc/{nats_pid}").exists():
+        assert time.monotonic() < deadline, "serve outlived its parent"
+        time.sleep(0.2)
+
+
 def _ipv6_loopback() -> bool:
     try:
         with socket.socket(socket.AF_INET6) as sock:
