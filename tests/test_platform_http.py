@@ -92,6 +92,8 @@ def test_health_ready_metrics_and_openapi(service: RunningService) -> None:
             partner.get("/me")
         text = client.get(service.base_url + "/metrics").text
         assert 'partner_api_requests_total{method="GET",route="/partner/v1/me",status="200"}' in text
+        # decisions.md 1: latency by route and status too.
+        assert 'partner_api_request_seconds_count{method="GET",route="/partner/v1/me",status="200"}' in text
         schema = client.get("/schema/openapi.json").json()
         assert schema["info"]["version"] == "1.0.0"
         assert "/partner/v1/me" in schema["paths"]
@@ -167,3 +169,22 @@ def test_plain_me_answers_as_the_framework_route_does(service_factory) -> None: 
             plain = client.get("/me", headers=headers)
             assert plain.status_code == 401
             assert shape(plain) == shape(client.get("/me?probe=1", headers=headers))
+
+
+def test_projection_lag_in_a_gateway_only_process(service_factory) -> None:  # type: ignore[no-untyped-def]
+    """A gateway that does not run the projections reports the lag of the process that does,
+    from the position it committed (two processes of one store, as in production)."""
+    from projections.follower import tracked_position
+    from projections.runner import READ_MODELS_TRACKING
+
+    projecting = service_factory()
+    gateway = service_factory(roles=["gateway"])
+    projecting.new_org()
+    projecting.wait_projections()
+    container = gateway.container
+    applied = tracked_position(container.read_models.db, READ_MODELS_TRACKING)
+    head = container.store.recorder.max_notification_id() or 0
+    assert applied > 0
+    with gateway.client() as client:
+        text = client.get(gateway.base_url + "/metrics").text
+    assert f"partner_api_projection_lag_events {float(max(0, head - applied))}" in text

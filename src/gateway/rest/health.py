@@ -6,10 +6,13 @@ import asyncio
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from litestar import Request, Response, get
 
 from gateway.rest import metrics
 from gateway.rest.lists import container_of
+from projections.follower import tracked_position
+from projections.runner import READ_MODELS_TRACKING
 
 
 @get("/healthz", operation_id="healthz", include_in_schema=False)
@@ -66,5 +69,13 @@ async def nats_reachable(nats_url: str, timeout: float = 2.0) -> str:
 async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     container = container_of(request)
     head = container.store.recorder.max_notification_id() or 0
-    metrics.PROJECTION_LAG.set(max(0, head - container.read_models.follower.position))
+    models = container.read_models
+    # A process that does not run the projections (serve --role gateway) reads the position
+    # they committed; the one that runs them has it in memory.
+    applied = (
+        models.follower.position
+        if models.running_here
+        else await anyio.to_thread.run_sync(tracked_position, models.db, READ_MODELS_TRACKING)
+    )
+    metrics.PROJECTION_LAG.set(max(0, head - applied))
     return Response(metrics.render(), media_type="text/plain; version=0.0.4")

@@ -12,7 +12,7 @@ REQUESTS = Counter(
 LATENCY = Histogram(
     "partner_api_request_seconds",
     "HTTP request latency",
-    ["method", "route"],
+    ["method", "route", "status"],
     registry=REGISTRY,
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
@@ -42,7 +42,8 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
     key = (method, route, status)
     children = _children.get(key)
     if children is None:
-        children = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(method, route))
+        code = str(status)
+        children = (REQUESTS.labels(method, route, code), LATENCY.labels(method, route, code))
         _children[key] = children
     children[0].inc()
     children[1].observe(seconds)
