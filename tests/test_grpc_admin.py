@@ -120,18 +120,38 @@ def test_domain_errors_carry_status_and_stable_code(service_factory: ServiceFact
             stub.GetOrganization(admin_pb2.GetOrganizationRequest(org_id="org_nope"), metadata=md),
             stub.CreateOrganization(admin_pb2.CreateOrganizationRequest(name="  "), metadata=md),
             stub.CreateApiKey(admin_pb2.CreateApiKeyRequest(org_id="org_x", environment="prod", preset="full"), metadata=md),
+            stub.CreditWallet(admin_pb2.CreditWalletRequest(org_id="org_nope", amount_cents=5), metadata=md),
         ):
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await call
             errors.append(failed.value)
         return errors
 
-    missing, empty, bad_env = with_channel(service, body)
+    missing, empty, bad_env, no_wallet = with_channel(service, body)
     assert missing.code() == grpc.StatusCode.NOT_FOUND
     assert trailer(missing, "error-code") == "not_found" and missing.details().startswith("not_found:")
     assert empty.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert trailer(empty, "error-code") == "invalid_request" and trailer(empty, "error-field") == "name"
-    assert bad_env.code() == grpc.StatusCode.INVALID_ARGUMENT and trailer(bad_env, "error-field") == "env"
+    assert bad_env.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert trailer(bad_env, "error-field") == "environment"  # the proto's field name
+    assert no_wallet.code() == grpc.StatusCode.NOT_FOUND  # as GetOrganization for the same id
+
+
+def test_a_revoked_key_cannot_be_rotated(service_factory: ServiceFactory) -> None:
+    service = grpc_service(service_factory)
+    issued = service.container.accounts.create_key(service.new_org(), "test", "full")
+    service.container.accounts.revoke_key(issued.id)
+
+    async def body(channel: grpc.aio.Channel) -> grpc.aio.AioRpcError:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        request = admin_pb2.RotateApiKeyRequest(key_id=issued.id)
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await stub.RotateApiKey(request, metadata=auth(service))
+        return failed.value
+
+    refused = with_channel(service, body)
+    assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert trailer(refused, "error-code") == "conflict"
 
 
 CLI = [sys.executable, "-m", "cli.main"]

@@ -102,7 +102,7 @@ class Accounts:
 
     def create_key(self, org_id: str, environment: str, preset: str) -> IssuedKey:
         if environment not in ENVIRONMENTS:
-            raise invalid("Environment must be test or live.", "env")
+            raise invalid("Environment must be test or live.", "environment")
         if preset not in PRESETS:
             raise invalid("Preset must be full, limited or read.", "preset")
         org = self.organization(org_id)
@@ -131,6 +131,8 @@ class Accounts:
         key = self.store.find(parse_id("key", key_id), ApiKey)
         if key is None:
             raise NotFound("API key")
+        if key.is_revoked:  # rotation replaces a working key; a revoked one has no successor
+            raise DomainError("conflict", "This key is revoked; create a new key instead.")
         return self.create_key(key.org_id, key.environment, key.preset)
 
     def authenticate(self, secret: str) -> Principal | None:

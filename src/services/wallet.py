@@ -10,7 +10,6 @@ from eventsourcing.persistence import RecordConflictError
 from domain.errors import invalid
 from domain.wallet import CURRENCY, Wallet, wallet_id
 from infra.clock import iso
-from infra.ids import parse_id
 
 T = TypeVar("T")
 MAX_CREDIT_CENTS = 10**12
@@ -38,8 +37,6 @@ def load_wallet(container: Any, org_id: str, environment: str) -> Wallet:
 def credit(container: Any, org_id: str, cents: int, environment: str = "live") -> dict[str, Any]:
     if not 0 < cents <= MAX_CREDIT_CENTS:
         raise invalid(f"CENTS must be between 1 and {MAX_CREDIT_CENTS}.", "cents")
-    if parse_id("org", org_id) is None:
-        raise invalid("ORG_ID must be an org_ id.", "org_id")
     org_id = container.accounts.describe_organization(container.accounts.organization(org_id))["id"]
 
     def run() -> dict[str, Any]:
