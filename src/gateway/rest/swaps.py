@@ -111,7 +111,8 @@ class SwapsController(Controller):
         operation_id="createSwap",
         summary="Swap a domain of an active order (standard or premium)",
         description=(
-            "`Idempotency-Key` is optional and honoured when sent. The new domain gets the same personas and inbox "
+            "`Idempotency-Key` is optional and honoured when sent: send one to retry a live "
+            "swap, which may be charged, without a second charge. The new domain gets the same personas and inbox "
             "count and is connected to the order's destination; a `standard` swap detaches the "
             f"old domain at completion, a `premium` one keeps it warm for {PREMIUM_WARM_DAYS} "
             "days, then detaches it. Once completed, the order shows the new domain in place of "
