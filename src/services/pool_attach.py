@@ -1,7 +1,8 @@
 """Pool attach (`pcl_`) and release (`prl_`): asynchronous, all-or-nothing.
 
 Attach takes exactly `quantity` available pool domains for a workspace (and, kind m, one of its
-clients) or refuses with 409 `insufficient_inventory` and no pool change. A kind m workspace
+clients) or refuses with 409 `insufficient_inventory` and no pool change (`quantity` is 1 to
+`MAX_QUANTITY`; a larger one the pool cannot fill is refused as short too). A kind m workspace
 without a saved login pair is refused (400 `provider_login_credentials_required`) before any
 domain is reserved. The reservation answers `in_progress` with its domains `reserved`, and
 stays so until final success (`completed`, domains `assigned`) or failure (`failed`, domains
@@ -44,6 +45,15 @@ ATTACH_ATTEMPTS = 40
 
 
 def _check_target(workspace: Workspace, client_id: int | None) -> None:
+    # The missing login pair is the target's own fault (spec 4.2, 9: 2026-07-28), so it is
+    # reported first, whatever client the body names.
+    if workspace.provider == "m" and not workspace.has_login_pair:
+        raise DomainError(
+            "provider_login_credentials_required",
+            "Pool attach to a kind m workspace needs its saved login email and password; "
+            "add them with PATCH /workspaces/{id}.",
+            field="workspace_id",
+        )
     if client_id is not None:
         if workspace.provider != "m":
             raise invalid("client_id is accepted only for kind m workspaces.", "client_id")
@@ -53,18 +63,11 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
                 f"No client {client_id} in this workspace.",
                 field="client_id",
             )
-    if workspace.provider == "m" and not workspace.has_login_pair:
-        raise DomainError(
-            "provider_login_credentials_required",
-            "Pool attach to a kind m workspace needs its saved login email and password; "
-            "add them with PATCH /workspaces/{id}.",
-            field="workspace_id",
-        )
 
 
 def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     quantity = body["quantity"]
-    if not 1 <= quantity <= MAX_QUANTITY:
+    if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
     workspace_id, client_id = body["workspace_id"], body.get("client_id")
     workspace = load_workspace(container, principal.org_id, principal.environment, workspace_id)
@@ -80,6 +83,10 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
                 field="quantity",
                 details={"requested": quantity, "available": len(chosen)},
             )
+        # Checked after the shortage: a quantity the pool cannot fill is `insufficient_inventory`
+        # (spec 4.2, 7) however large; the cap only bounds one reservation's size.
+        if quantity > MAX_QUANTITY:
+            raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
         at = container.clock.now()
         reservation = PoolReservation(
             org_id=principal.org_id,

@@ -1,0 +1,43 @@
+"""Spec audit of the pool: pool attach checked against the letter of spec 4.2, 7 and 9
+(all-or-nothing with `insufficient_inventory`, the kind M login rule before anything else)."""
+
+from __future__ import annotations
+
+from conftest import RunningService
+from pool_support import attach, conditions, pooled
+from test_orders_sandbox import error_of, new_workspace
+
+
+def test_kind_m_without_login_is_refused_whatever_client_is_named(
+    service: RunningService,
+) -> None:
+    # Spec 4.2 / 9 (2026-07-28): attach to a kind M target with no saved login pair is
+    # rejected before any domain is reserved; an unknown client_id must not hide that.
+    with service.partner() as client:
+        pooled(client, 1)
+        kind_m = new_workspace(client, "m", label="Main")
+        for extra in ({"client_id": 12}, {}):
+            error = error_of(
+                attach(client, kind_m, 1, **extra), 400, "provider_login_credentials_required"
+            )
+            assert error["field"] == "workspace_id"
+        assert set(conditions(client).values()) == {"available"}
+
+
+def test_a_quantity_the_pool_cannot_fill_is_insufficient_inventory(
+    service: RunningService,
+) -> None:
+    # Spec 4.2 / 7: the full quantity, or `insufficient_inventory` with no pool change, even
+    # for a quantity beyond one reservation's cap.
+    with service.partner() as client:
+        names = pooled(client, 2)
+        workspace = new_workspace(client)
+        for quantity in (3, 101, 5000):
+            error = error_of(attach(client, workspace, quantity), 409, "insufficient_inventory")
+            assert error["details"] == {"requested": quantity, "available": 2}
+        assert conditions(client) == {name: "available" for name in names}
+        error = error_of(attach(client, workspace, 0), 400, "invalid_request")
+        assert error["field"] == "quantity"
+        response = attach(client, workspace, 2)
+        assert response.status_code == 202, response.text
+        assert set(conditions(client).values()) == {"assigned"}
