@@ -16,7 +16,8 @@ for the last domains never both succeed.
 
 Release (`domains`: 1..25 names, each `assigned` to the caller, else 409
 `pool_state_conflict` listing them) moves the domains to `releasing`; when it completes they
-rest `idle_quarantined` for `LIVE_QUARANTINE_SECONDS` (24 h; sandbox: none) and then count
+rest `idle_quarantined` for `live_rest_seconds` (as long as a new domain warms up; sandbox:
+none) and then count
 as `available` again.
 """
 
@@ -32,14 +33,13 @@ from domain.pool_reservations import IN_PROGRESS, PoolReservation
 from domain.workspaces import Workspace
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
-from services.pool_inventory import pool_names
+from services.pool_inventory import live_rest_seconds, pool_names
 from services.pool_records import find_pool_domain, save_and_wait, take_available
 from services.pool_views import release_view, reservation_view
 from services.wallet import retry_conflicts
 from services.workspaces import load_workspace
 
 MAX_QUANTITY = 100
-LIVE_QUARANTINE_SECONDS = 24 * 3600
 # Twenty attaches racing over ten domains: each conflict means another attach progressed.
 ATTACH_ATTEMPTS = 40
 
@@ -205,7 +205,7 @@ def complete_release(container: Any, release_id: str) -> None:
             find_pool_domain(container, job.org_id, job.environment, d["domain"])
             for d in job.domains
         ]
-        _finish_release(job, domains, container.clock.now(), LIVE_QUARANTINE_SECONDS)
+        _finish_release(job, domains, container.clock.now(), live_rest_seconds(container))
         container.store.save(job, *[d for d in domains if d is not None])
 
     retry_conflicts(run)

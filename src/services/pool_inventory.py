@@ -4,7 +4,8 @@ Add is all-or-nothing: when any listed domain is not eligible (`services/pool_el
 the request fails with 409 `domains_not_submittable`, `details.domains` listing each refused
 name with its `reason`, and nothing is added. A domain already in the pool is left as it is
 (outcome `already_pooled`), so repeating an add is safe. A new pool domain is `warming` until
-`available_at`: at once in sandbox, after `LIVE_WARMUP_SECONDS` (24 h) on live keys.
+`available_at`: at once in sandbox, after `live_rest_seconds` (the simulated world's warm-up,
+`POOL_REST_STEPS` fulfillment steps) on live keys.
 
 Remove, exactly per spec 4.1: `available`, `warming` and `idle_quarantined` domains are removed
 (outcome `removed`); when any listed domain is `assigned`, `reserved` or `releasing`, the
@@ -29,7 +30,14 @@ from services.pool_views import pool_domain_view
 from services.wallet import retry_conflicts
 
 MAX_DOMAINS = 25
-LIVE_WARMUP_SECONDS = 24 * 3600
+# Warm-up of a new live pool domain, and quarantine after a release, in simulated provisioning
+# steps: the simulated world runs on PARTNER_API_FULFILLMENT_STEP_SECONDS, so a live pool flow
+# can be followed end to end in seconds, as a live order can.
+POOL_REST_STEPS = 10
+
+
+def live_rest_seconds(container: Any) -> float:
+    return POOL_REST_STEPS * float(container.settings.fulfillment_step_seconds)
 
 
 def pool_names(sent: list[str]) -> list[str]:
@@ -50,7 +58,7 @@ def pool_names(sent: list[str]) -> list[str]:
 def add_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
     names = pool_names(sent)
     org_id, environment = principal.org_id, principal.environment
-    warmup = LIVE_WARMUP_SECONDS if environment == "live" else 0
+    warmup = live_rest_seconds(container) if environment == "live" else 0
 
     def run() -> dict[str, Any]:
         checks = check_eligibility(container, org_id, environment, names)
