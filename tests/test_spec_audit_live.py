@@ -110,3 +110,26 @@ def test_insufficient_funds_is_documented_where_it_is_answered(
         assert "insufficient_funds" in response["description"]
         schema = response["content"]["application/json"]["schema"]
         assert schema == {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+def test_a_bought_name_stays_held_after_an_order_using_it_failed(
+    service_factory: ServiceFactory,
+) -> None:
+    service = service_factory(fulfillment_step_seconds=0.05)
+    first, second = service.new_org("First"), service.new_org("Second")
+    credit(service, first, 20_000)
+    credit(service, second, 5_000)
+    name = "mailfail-held-audit.com"  # mailboxes refuse it: the order using it fails
+    with service.client(service.new_key(first, "live")) as owner:
+        bought = buy(owner, name).json()["data"]
+        wait_status(owner, bought["id"], "completed")
+        service.wait_projections()
+        body = counts(new_workspace(owner), a=1, domains=[{"domain": name, "suite": "suite_a"}])
+        order = place(owner, body)
+        assert order.status_code == 201, order.text
+        wait_status(owner, order.json()["data"]["id"], "failed")
+    service.wait_projections()
+    with service.client(service.new_key(second, "live")) as other:
+        rows = other.post("/domains/availability", json={"domains": [name]}).json()
+        assert rows["data"]["domains"][0]["reason"] == "registered", rows
+        error_of(buy(other, name), 409, "domains_not_submittable")

@@ -264,7 +264,8 @@ def owners_by_name(
 ) -> dict[str, set[str]]:
     """The tenants holding each of these names. Given the asking `tenant`, only those of its
     environment (sandbox holdings are synthetic: they never make a live name registered, nor
-    the reverse), and not rows of domains that failed (nothing was registered)."""
+    the reverse). A failed row still holds its name: a bought domain whose later order failed
+    stays its owner's."""
     found: dict[str, set[str]] = {name: set() for name in names}
     if not names:
         return found
@@ -272,7 +273,7 @@ def owners_by_name(
     sql = f"SELECT DISTINCT name, tenant FROM domains WHERE name IN ({marks})"
     params: list[Any] = list(names)
     if tenant is not None:
-        sql += " AND tenant LIKE ? AND status <> 'failed'"
+        sql += " AND tenant LIKE ?"
         params.append("%:" + tenant.rsplit(":", 1)[1])
     for row in cur.execute(sql, tuple(params)).fetchall():
         found[row["name"]].add(row["tenant"])
