@@ -78,4 +78,6 @@ async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
         else await anyio.to_thread.run_sync(tracked_position, models.db, READ_MODELS_TRACKING)
     )
     metrics.PROJECTION_LAG.set(max(0, head - applied))
-    return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+    # Rendering reads the outbox backlog from the store: off the event loop.
+    text = await anyio.to_thread.run_sync(metrics.render)
+    return Response(text, media_type="text/plain; version=0.0.4")
