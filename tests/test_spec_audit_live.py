@@ -12,15 +12,21 @@ from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import buy, credit
 
 
+def two_live_orgs(factory: ServiceFactory, first_cents: int) -> tuple[RunningService, str, str]:
+    """A service with fast live steps and two organizations with credited live wallets."""
+    service = factory(fulfillment_step_seconds=0.05)
+    first, second = service.new_org("First"), service.new_org("Second")
+    credit(service, first, first_cents)
+    credit(service, second, 5_000)
+    return service, first, second
+
+
 def test_purchase_refuses_a_name_another_organization_holds(
     service_factory: ServiceFactory,
 ) -> None:
     # Spec 4.2: each domain is charged its registration price; spec 2.5 calls a name another
     # organization holds `registered` (not available), so it cannot be bought and charged.
-    service = service_factory(fulfillment_step_seconds=0.05)
-    first, second = service.new_org("First"), service.new_org("Second")
-    credit(service, first, 5_000)
-    credit(service, second, 5_000)
+    service, first, second = two_live_orgs(service_factory, 5_000)
     with service.client(service.new_key(first, "live")) as owner:
         bought = buy(owner, "held-audit.com").json()["data"]
         wait_status(owner, bought["id"], "completed")
@@ -115,10 +121,7 @@ def test_insufficient_funds_is_documented_where_it_is_answered(
 def test_a_bought_name_stays_held_after_an_order_using_it_failed(
     service_factory: ServiceFactory,
 ) -> None:
-    service = service_factory(fulfillment_step_seconds=0.05)
-    first, second = service.new_org("First"), service.new_org("Second")
-    credit(service, first, 20_000)
-    credit(service, second, 5_000)
+    service, first, second = two_live_orgs(service_factory, 20_000)
     name = "mailfail-held-audit.com"  # mailboxes refuse it: the order using it fails
     with service.client(service.new_key(first, "live")) as owner:
         bought = buy(owner, name).json()["data"]
