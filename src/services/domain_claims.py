@@ -21,33 +21,39 @@ from infra.ids import parse_id, public_id
 class DomainsHeld(Exception):
     """Some of the names are held by another order still in progress."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], registered: frozenset[str] = frozenset()) -> None:
         super().__init__(", ".join(names))
         self.names = names
+        self.registered = registered  # held by another organization's order
 
 
-def _holder_busy(container: Any, order_id: str) -> bool:
-    holder = container.store.find(parse_id("ord", order_id), Order)
-    return isinstance(holder, Order) and holder.status in BUSY_STATES
+# Owner of the cross-organization claim of a name being bought: a purchase checks the read
+# models for other organizations' ownership, and two organizations racing both pass it.
+REGISTRY = "registry"
+
+
+def _busy_holder(container: Any, order_id: str | None) -> Order | None:
+    """The order holding a claim, when it is still being set up or torn down."""
+    holder = container.store.find(parse_id("ord", order_id), Order) if order_id else None
+    return holder if isinstance(holder, Order) and holder.status in BUSY_STATES else None
 
 
 def claim_domains(container: Any, order: Order, names: list[str], at: float) -> list[Aggregate]:
     """The claims of these names taken for the order (unsaved), or DomainsHeld."""
     order_id = public_id("ord", order.id)
+    bought = {item["domain"] for item in order.domains if item["source"] == "purchase"}
+    wanted = [(order.org_id, n) for n in names] + [(REGISTRY, n) for n in names if n in bought]
     claims: list[Aggregate] = []
-    held: list[str] = []
-    for name in names:
-        found = container.store.find(
-            claim_id(order.org_id, order.environment, name), DomainClaim
-        )
-        claim = found or DomainClaim(
-            org_id=order.org_id, environment=order.environment, name=name, at=at
-        )
-        if claim.order_id not in (None, order_id) and _holder_busy(container, claim.order_id):
-            held.append(name)
+    held: dict[str, str] = {}  # name -> organization of the order holding it
+    for owner, name in wanted:
+        found = container.store.find(claim_id(owner, order.environment, name), DomainClaim)
+        claim = found or DomainClaim(org_id=owner, environment=order.environment, name=name, at=at)
+        holder = _busy_holder(container, claim.order_id) if claim.order_id != order_id else None
+        if holder is not None:
+            held.setdefault(name, holder.org_id)
             continue
         claim.take(order_id, at)
         claims.append(claim)
     if held:
-        raise DomainsHeld(held)
+        raise DomainsHeld(list(held), frozenset(n for n, o in held.items() if o != order.org_id))
     return claims

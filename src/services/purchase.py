@@ -85,8 +85,14 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
             "domains_not_submittable",
             "Some domains cannot be bought; nothing was purchased.",
             field="domains",
-            details={"domains": [{"domain": n, "reason": "already_owned"} for n in held.names]},
+            details={"domains": [_held_reason(n, held) for n in held.names]},
         ) from None
+
+
+def _held_reason(name: str, held: DomainsHeld) -> dict[str, str]:
+    """A name another organization is buying is `registered`; one of ours, `already_owned`."""
+    reason = "registered" if name in held.registered else "already_owned"
+    return {"domain": name, "reason": reason}
 
 
 def _ownership_refusal(cur: Any, tenant: str, name: str) -> str | None:

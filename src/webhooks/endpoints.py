@@ -12,6 +12,7 @@ from domain.errors import DomainError
 from domain.organizations import Organization
 from infra.ids import parse_id
 from runtime.container import Container
+from services.wallet import retry_conflicts
 from webhooks.signing import new_secret
 from webhooks.urls import check_registration
 
@@ -39,27 +40,42 @@ class WebhookEndpoints:
     def set_url(self, org_id: str, url: str) -> dict[str, Any]:
         """Save the URL with a new secret, returned here and never again."""
         check_registration(url, self.container.settings.allow_http_webhooks)
-        org = self._organization(org_id)
-        secret = new_secret()
-        org.set_webhook_endpoint(url=url, secret_sealed=self.container.sealer.seal(secret))
-        self.container.store.save(org)
-        return {"url": url, "secret": secret}
+
+        def run() -> dict[str, Any]:
+            org = self._organization(org_id)
+            secret = new_secret()
+            org.set_webhook_endpoint(url=url, secret_sealed=self.container.sealer.seal(secret))
+            self.container.store.save(org)
+            return {"url": url, "secret": secret}
+
+        # A concurrent PUT or rotate saved the organization first: decide again on fresh
+        # state (last writer wins) instead of answering 500.
+        return retry_conflicts(run)
 
     def rotate_secret(self, org_id: str) -> dict[str, Any]:
-        org = self._organization(org_id)
-        if org.webhook_url is None:
-            raise DomainError("invalid_request", "Set a webhook URL before rotating its secret.")
-        secret = new_secret()
-        org.rotate_webhook_secret(secret_sealed=self.container.sealer.seal(secret))
-        self.container.store.save(org)
-        return {"url": org.webhook_url, "secret": secret}
+        def run() -> dict[str, Any]:
+            org = self._organization(org_id)
+            if org.webhook_url is None:
+                raise DomainError(
+                    "invalid_request", "Set a webhook URL before rotating its secret."
+                )
+            secret = new_secret()
+            org.rotate_webhook_secret(secret_sealed=self.container.sealer.seal(secret))
+            self.container.store.save(org)
+            return {"url": org.webhook_url, "secret": secret}
+
+        return retry_conflicts(run)
 
     def send_test(self, org_id: str, environment: str) -> int:
         """Record a `webhook.test` event; returns its notification id (for read-your-writes)."""
-        org = self._organization(org_id)
-        org.request_webhook_test(environment=environment, requested_at=self.container.clock.now())
-        recordings = self.container.store.save(org)
-        return recordings[-1].notification.id
+
+        def run() -> int:
+            org = self._organization(org_id)
+            now = self.container.clock.now()
+            org.request_webhook_test(environment=environment, requested_at=now)
+            return self.container.store.save(org)[-1].notification.id
+
+        return retry_conflicts(run)
 
     def endpoint(self, org_id: str) -> Endpoint | None:
         """The URL and the plain secret deliveries are signed with, if one is registered."""
