@@ -9,6 +9,7 @@ import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.bundles import STATUSES
 from domain.errors import invalid
@@ -24,6 +25,7 @@ from services.bundles import (
     list_view,
     load_bundle,
 )
+from services.sizing import MAX_MONTHLY_VOLUME, MAX_SUITE_A_INBOXES_PER_DOMAIN
 from services.sizing import __doc__ as SIZING_RULE
 
 
@@ -42,13 +44,25 @@ class Meta(msgspec.Struct):
     returned: int
 
 
+def _range(least: int, most: int) -> msgspec.Meta:
+    return msgspec.Meta(extra_json_schema={"extra": {"minimum": least, "maximum": most}})
+
+
+# Documentation only (`extra_json_schema`): services/sizing.py checks these bounds itself, to
+# answer the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
+Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
+Percent = Annotated[int | None, _range(0, 100)]
+Licenses = Annotated[int | None, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)]
+Edit = int | None | msgspec.UnsetType  # an edited integer: unset when not sent
+
+
 class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     name: str
-    monthly_sending_volume: int
+    monthly_sending_volume: Volume
     send_on_weekends: bool
-    suite_a_percent: int | None = None
-    suite_b_percent: int | None = None
-    suite_a_licenses: int | None = None
+    suite_a_percent: Percent = None
+    suite_b_percent: Percent = None
+    suite_a_licenses: Licenses = None
 
 
 class EditBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -57,11 +71,11 @@ class EditBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     # Null is rejected by the service for these three, with the property named in `field`.
     name: str | None | msgspec.UnsetType = msgspec.UNSET
-    monthly_sending_volume: int | None | msgspec.UnsetType = msgspec.UNSET
+    monthly_sending_volume: Annotated[Edit, _range(1, MAX_MONTHLY_VOLUME)] = msgspec.UNSET
     send_on_weekends: bool | None | msgspec.UnsetType = msgspec.UNSET
-    suite_a_percent: int | None | msgspec.UnsetType = msgspec.UNSET
-    suite_b_percent: int | None | msgspec.UnsetType = msgspec.UNSET
-    suite_a_licenses: int | None | msgspec.UnsetType = msgspec.UNSET
+    suite_a_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
+    suite_b_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
+    suite_a_licenses: Annotated[Edit, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)] = msgspec.UNSET
 
 
 class Split(msgspec.Struct):
@@ -113,6 +127,11 @@ def _single(view: dict[str, Any]) -> BundleResponse:
     return msgspec.convert({"data": view}, BundleResponse)
 
 
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+
+
 class BundlesController(Controller):
     path = "/bundles"
     tags = ["bundles"]
@@ -147,7 +166,7 @@ class BundlesController(Controller):
     async def list_bundles(
         self,
         request: Request[Any, Any, Any],
-        status: str | None = None,
+        status: StatusFilter = None,
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> BundlePage:

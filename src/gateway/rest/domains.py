@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.domains import STATUSES
 from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from services.domains import __doc__ as AVAILABILITY_RULES
 from services.domains import check_availability, get_domain, render_rows
@@ -43,6 +45,45 @@ class AvailabilityResponse(msgspec.Struct, kw_only=True):
     data: AvailabilityRows
 
 
+class DomainOut(msgspec.Struct, kw_only=True):
+    """A domain (`dom_`). `reason` only when there is one; the fields from `provider` on only
+    on `connected` domains (on an active order)."""
+
+    id: str
+    domain: str
+    status: Literal["available", "in_progress", "active", "failed", "action_required"]
+    category: Literal["inventory", "connected"]
+    source: Literal["purchased", "imported", "ordered", "generated"]
+    auto_renew: bool
+    forwarding_url: str | None
+    dns_records: list[dict[str, Any]]
+    created_at: str
+    updated_at: str
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+    provider: str | None | msgspec.UnsetType = msgspec.UNSET
+    suite: str | None | msgspec.UnsetType = msgspec.UNSET
+    customer_id: str | None | msgspec.UnsetType = msgspec.UNSET
+    order_id: str | None | msgspec.UnsetType = msgspec.UNSET
+    workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET
+    usable_for: list[Literal["suite_a", "suite_b"]] | msgspec.UnsetType = msgspec.UNSET
+
+
+class DomainResponse(msgspec.Struct):
+    data: DomainOut
+
+
+class DomainPage(msgspec.Struct):
+    data: list[DomainOut]
+    links: Links
+    meta: Meta
+
+
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+CategoryFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(CATEGORIES)})]
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+
+
 class DomainsController(Controller):
     path = "/domains"
     tags = ["domains"]
@@ -71,12 +112,13 @@ class DomainsController(Controller):
             "on an active order, with `provider`, `customer_id`, `order_id`, `usable_for`, "
             "`forwarding_url`), `status`, `domain` (exact name). Newest first."
         ),
+        responses={200: ResponseSpec(DomainPage, description="A page of domains")},
     )
     async def list_domains(
         self,
         request: Request[Any, Any, Any],
-        category: str | None = None,
-        status: str | None = None,
+        category: CategoryFilter = None,
+        status: StatusFilter = None,
         domain: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
@@ -108,6 +150,7 @@ class DomainsController(Controller):
         "/{domain_id:str}",
         operation_id="getDomain",
         summary="One domain by its dom_ id (the same id on or off an order)",
+        responses={200: ResponseSpec(DomainResponse, description="The domain")},
     )
     async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant

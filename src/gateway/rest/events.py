@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post, put
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
+from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.strict_bodies import reject_body_properties
 from webhooks.deliveries import STATUSES, redeliver
@@ -25,9 +28,74 @@ from webhooks.events_view import (
 )
 from webhooks.test_event import TEST_EVENT_TYPE
 
+# Documentation only: the handler checks the value itself, to answer the spec-7 envelope with
+# `field`, so the enum reaches the OpenAPI document through `schema_extra`.
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+
 
 class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: str
+
+
+class Attempt(msgspec.Struct):
+    """One delivery attempt; `status_code` is null when no HTTP answer came back."""
+
+    number: int
+    attempted_at: str
+    status_code: int | None
+    error: str | None
+    duration_ms: float
+    succeeded: bool
+
+
+class EventOut(msgspec.Struct):
+    """A webhook event (`evt_`) with its delivery state; `data` is the event's payload, whose
+    shape depends on `type` (spec 6)."""
+
+    id: str
+    type: str
+    created_at: str
+    resource_id: str
+    data: dict[str, Any]
+    status: Literal["pending", "delivered", "failed"]
+    attempt_count: int
+    next_attempt_at: str | None  # only while pending
+    delivered_at: str | None
+    attempts: list[Attempt]
+
+
+class EventResponse(msgspec.Struct):
+    data: EventOut
+
+
+class EventPage(msgspec.Struct):
+    data: list[EventOut]
+    links: Links
+    meta: Meta
+
+
+class EndpointOut(msgspec.Struct):
+    url: str | None  # null until a URL is set
+    secret_set: bool
+
+
+class EndpointResponse(msgspec.Struct):
+    data: EndpointOut
+
+
+class EndpointSecretOut(msgspec.Struct):
+    """The signing secret (`whsec_`), shown in this answer only."""
+
+    url: str
+    secret: str
+
+
+class EndpointSecretResponse(msgspec.Struct):
+    data: EndpointSecretOut
+
+
+ONE_EVENT = ResponseSpec(EventResponse, description="The event with every delivery attempt")
+NEW_SECRET = ResponseSpec(EndpointSecretResponse, description="The URL and its new secret")
 
 
 class EventsController(Controller):
@@ -41,12 +109,13 @@ class EventsController(Controller):
             "Newest first. Filters: `type` (e.g. `order.completed`), `status` (`pending`, "
             "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
         ),
+        responses={200: ResponseSpec(EventPage, description="A page of events")},
     )
     async def list_events(
         self,
         request: Request[Any, Any, Any],
         type: str | None = None,  # noqa: A002 - the public query parameter is called type
-        status: str | None = None,
+        status: StatusFilter = None,
         resource_id: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
@@ -72,7 +141,12 @@ class EventsController(Controller):
         page["data"] = render_page(container_of(request).read_db, page["data"])
         return page
 
-    @get("/{event_id:str}", operation_id="getEvent", summary="One webhook event with every attempt")
+    @get(
+        "/{event_id:str}",
+        operation_id="getEvent",
+        summary="One webhook event with every attempt",
+        responses={200: ONE_EVENT},
+    )
     async def get_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
         found = one_event(container_of(request).read_db, principal_of(request).tenant, event_id)
         if found is None:
@@ -85,6 +159,7 @@ class EventsController(Controller):
         before_request=reject_body_properties,
         summary="Send an event again, with the same event id",
         status_code=202,
+        responses={202: ONE_EVENT},
     )
     async def redeliver_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
         container = container_of(request)
@@ -102,7 +177,11 @@ class WebhookEndpointController(Controller):
     path = "/webhook_endpoint"
     tags = ["events"]
 
-    @get(operation_id="getWebhookEndpoint", summary="The organization's webhook URL")
+    @get(
+        operation_id="getWebhookEndpoint",
+        summary="The organization's webhook URL",
+        responses={200: ResponseSpec(EndpointResponse, description="The webhook endpoint")},
+    )
     async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         service = endpoints_of(container_of(request))
         return {"data": service.describe(principal_of(request).org_id)}
@@ -111,6 +190,7 @@ class WebhookEndpointController(Controller):
         operation_id="setWebhookEndpoint",
         summary="Set the webhook URL; answers a new signing secret, shown only this once",
         sync_to_thread=True,
+        responses={200: NEW_SECRET},
     )
     def set_url(self, request: Request[Any, Any, Any], data: EndpointBody) -> dict[str, Any]:
         service = endpoints_of(container_of(request))
@@ -123,6 +203,7 @@ class WebhookEndpointController(Controller):
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
         sync_to_thread=True,
+        responses={200: NEW_SECRET},
     )
     def rotate(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         service = endpoints_of(container_of(request))
@@ -135,6 +216,7 @@ class WebhookEndpointController(Controller):
         summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
         status_code=202,
         sync_to_thread=True,
+        responses={202: ONE_EVENT},
     )
     def send_test(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         container = container_of(request)

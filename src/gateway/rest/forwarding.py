@@ -2,21 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
+from services.forwarding import MAX_DOMAINS, load_job, submit
 from services.forwarding import __doc__ as FORWARDING_RULES
-from services.forwarding import load_job, submit
 
 
+def _items(least: int, most: int) -> msgspec.Meta:
+    return msgspec.Meta(extra_json_schema={"extra": {"min_items": least, "max_items": most}})
+
+
+# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
+# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class ForwardingBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[str]
+    domains: Annotated[list[str], _items(1, MAX_DOMAINS)]
     forwarding_url: str
+
+
+class ForwardingJobOut(msgspec.Struct):
+    """A forwarding job (`fwj_`); the domain lists hold names."""
+
+    id: str
+    status: Literal["in_progress", "completed", "failed"]
+    forwarding_url: str
+    completed: list[str]
+    pending: list[str]
+    failed: list[str]
+    reason: str | None
+    created_at: str
+    completed_at: str | None
+
+
+class ForwardingJobResponse(msgspec.Struct):
+    data: ForwardingJobOut
+
+
+ONE_JOB = ResponseSpec(ForwardingJobResponse, description="The forwarding job")
 
 
 class ForwardingController(Controller):
@@ -28,12 +56,18 @@ class ForwardingController(Controller):
         summary="Set a forwarding URL on up to 50 domains",
         description=FORWARDING_RULES,
         status_code=201,
+        responses={201: ONE_JOB},
     )
     async def create(self, request: Request[Any, Any, Any], data: ForwardingBody) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
         return {"data": await anyio.to_thread.run_sync(lambda: submit(container, principal, body))}
 
-    @get("/jobs/{job_id:str}", operation_id="getForwardingJob", summary="One forwarding job")
+    @get(
+        "/jobs/{job_id:str}",
+        operation_id="getForwardingJob",
+        summary="One forwarding job",
+        responses={200: ONE_JOB},
+    )
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
         return {"data": load_job(container_of(request), principal_of(request), job_id)}

@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
+from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.imports import __doc__ as IMPORT_RULES
-from services.imports import import_now, load_job, submit_job
 
 JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
 
 
+def _items(least: int, most: int) -> msgspec.Meta:
+    return msgspec.Meta(extra_json_schema={"extra": {"min_items": least, "max_items": most}})
+
+
+# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
+# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class ImportBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[str]
+    domains: Annotated[list[str], _items(1, MAX_SYNC)]
+    workspace_id: str | None = None
+
+
+class ImportJobBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The queued import's body: as `ImportBody`, with up to 500 domains."""
+
+    domains: Annotated[list[str], _items(1, MAX_JOB)]
     workspace_id: str | None = None
 
 
@@ -66,7 +80,18 @@ class ImportJobList(msgspec.Struct):
     meta: Meta
 
 
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
+    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
+}
+
+
 ONE_JOB = ResponseSpec(ImportJobResponse, description="The import job")
+
+
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(JOB_STATUSES)})]
 
 
 class ImportsController(Controller):
@@ -78,7 +103,7 @@ class ImportsController(Controller):
         summary="Import up to 50 existing domains now (needs a free DNS account)",
         description=IMPORT_RULES,
         status_code=201,
-        responses={201: ONE_JOB},
+        responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
     async def import_sync(
         self, request: Request[Any, Any, Any], data: ImportBody
@@ -94,9 +119,9 @@ class ImportsController(Controller):
         summary="Queue a bulk import of up to 500 domains",
         description=IMPORT_RULES,
         status_code=201,
-        responses={201: ONE_JOB},
+        responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
-    async def submit(self, request: Request[Any, Any, Any], data: ImportBody) -> dict[str, Any]:
+    async def submit(self, request: Request[Any, Any, Any], data: ImportJobBody) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
         job = await anyio.to_thread.run_sync(lambda: submit_job(container, principal, body))
@@ -112,7 +137,7 @@ class ImportsController(Controller):
     async def list_jobs(
         self,
         request: Request[Any, Any, Any],
-        status: str | None = None,
+        status: StatusFilter = None,
         domain: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,

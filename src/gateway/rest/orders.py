@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.orders import SOURCE_STATES
@@ -16,7 +18,13 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import OrderBody, decode_body
-from gateway.rest.order_shapes import ONE_ORDER, ORDER_PAGE, PENDING_PAGE
+from gateway.rest.order_shapes import (
+    ONE_ORDER,
+    ORDER_PAGE,
+    PENDING_PAGE,
+    OrderOut,
+    PendingActionOut,
+)
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
@@ -35,8 +43,34 @@ _STATES_TABLE = "\n".join(
 )
 
 
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+ActionStatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(ACTION_STATUSES)})]
+
+
+class ResolvedActionOut(PendingActionOut):
+    """The resolved pending action, with its order as it stands after resuming."""
+
+    order: OrderOut
+
+
+class ResolvedActionResponse(msgspec.Struct):
+    data: ResolvedActionOut
+
+
 class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     profile_picture_url: str | None = None
+
+
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_TARGET: dict[int, ResponseSpec] = {
+    404: ResponseSpec(
+        None,
+        description="not_found (no such workspace or bundle) or sequencer_client_not_found "
+        "(no such `destination.client_id`); `field` names the input",
+    )
+}
 
 
 class OrdersController(Controller):
@@ -60,7 +94,7 @@ class OrdersController(Controller):
             "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
             "is not https or not public sends the order to `action_required`."
         ),
-        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS},
+        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET},
     )
     async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)
@@ -80,7 +114,7 @@ class OrdersController(Controller):
     async def list_orders(
         self,
         request: Request[Any, Any, Any],
-        status: str | None = None,
+        status: StatusFilter = None,
         workspace_id: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
@@ -113,7 +147,7 @@ class OrdersController(Controller):
         self,
         request: Request[Any, Any, Any],
         order_id: str | None = None,
-        status: str | None = None,
+        status: ActionStatusFilter = None,
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> dict[str, Any]:
@@ -144,6 +178,9 @@ class OrdersController(Controller):
             "does not see them yet. Answers the resolved action with the order (`order`)."
         ),
         status_code=200,
+        responses={
+            200: ResponseSpec(ResolvedActionResponse, description="The action and its order")
+        },
     )
     async def resolve(
         self, request: Request[Any, Any, Any], action_id: str, data: ResolveBody

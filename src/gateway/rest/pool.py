@@ -9,15 +9,19 @@ import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.pool_domains import CONDITIONS
 from gateway.rest.auth import principal_of
+from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotent
 from gateway.rest.lists import container_of, list_page
 from projections.pool import condition_clause, render_pool_row
 from services import pool_attach, pool_inventory
 from services.burned_domains import load_burned_job
+from services.pool_attach import MAX_QUANTITY
+from services.pool_inventory import MAX_DOMAINS
 from services.pool_replacements import load_replacement
 from webhooks.pool_events import __doc__ as POOL_EVENTS
 
@@ -27,8 +31,17 @@ ATTACH_IDEMPOTENCY = (
 )
 
 
+# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
+# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class PoolDomainsBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[str]
+    domains: Annotated[
+        list[str],
+        msgspec.Meta(
+            extra_json_schema={
+                "extra": {"min_items": 1, "max_items": MAX_DOMAINS, "unique_items": True}
+            }
+        ),
+    ]
 
 
 # The 200 of pool remove, documented with the exact shape of spec 4.1.
@@ -51,10 +64,145 @@ class PoolRemoveResponse(msgspec.Struct, kw_only=True):
     data: PoolRemoveResult
 
 
+Condition = Literal["available", "warming", "idle_quarantined", "assigned", "reserved", "releasing"]
+
+
+class PoolDomainOut(msgspec.Struct, kw_only=True):
+    """A pool domain; `available_at` is when warming or quarantine ends (null once available)."""
+
+    id: str | None  # the domain's dom_ id
+    domain: str
+    condition: Condition
+    available_at: str | None
+    order_id: str | None
+    inbox_count: Count
+    reservation_id: str | None
+    workspace_id: str | None
+    client_id: int | None
+    burned: bool
+    added_at: str | None
+    updated_at: str | None
+
+
+class PoolDomainPage(msgspec.Struct):
+    data: list[PoolDomainOut]
+    links: Links
+    meta: Meta
+
+
+class PoolAddOutcome(PoolDomainOut, kw_only=True):
+    outcome: Literal["added", "already_pooled"]
+
+
+class PoolAddResult(msgspec.Struct, kw_only=True):
+    added: Count
+    already_pooled: Count
+    domains: list[PoolAddOutcome]
+
+
+class PoolAddResponse(msgspec.Struct):
+    data: PoolAddResult
+
+
+class JobDomain(msgspec.Struct):
+    id: str  # dom_
+    domain: str
+
+
+class ReservationOut(msgspec.Struct, kw_only=True):
+    """A pool reservation (`pcl_`), the answer of an attach."""
+
+    id: str
+    status: Literal["in_progress", "completed", "failed"]
+    workspace_id: str
+    client_id: int | None
+    quantity: int
+    domains: list[JobDomain]
+    reason: str | None
+    created_at: str
+    completed_at: str | None
+
+
+class ReservationResponse(msgspec.Struct):
+    data: ReservationOut
+
+
+class ReleaseOut(msgspec.Struct, kw_only=True):
+    """A pool release (`prl_`)."""
+
+    id: str
+    status: Literal["in_progress", "completed"]
+    domains: list[JobDomain]
+    created_at: str
+    completed_at: str | None
+
+
+class ReleaseResponse(msgspec.Struct):
+    data: ReleaseOut
+
+
+class ReplacementOut(msgspec.Struct, kw_only=True):
+    """A replacement (`prp_`) of a burned domain by an available pool domain."""
+
+    id: str
+    status: Literal["completed", "failed"]
+    job_id: str | None  # the burned-domain job (`brj_`) that asked for it
+    workspace_id: str | None
+    client_id: int | None
+    burned_domain: JobDomain
+    replacement_domain: JobDomain | None  # null when the pool had none (`reason`)
+    reason: str | None
+    created_at: str
+    completed_at: str | None
+
+
+class ReplacementResponse(msgspec.Struct):
+    data: ReplacementOut
+
+
+class BurnedJobOut(msgspec.Struct, kw_only=True):
+    """A burned-domain job (`brj_`)."""
+
+    id: str
+    status: Literal["in_progress", "completed"]
+    domain: JobDomain
+    operator: str | None
+    reason: str
+    pool_condition: str | None  # the domain's pool condition once the job completed
+    replacement_id: str | None
+    created_at: str
+    completed_at: str | None
+
+
+class BurnedJobResponse(msgspec.Struct):
+    data: BurnedJobOut
+
+
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
+    404: ResponseSpec(
+        None,
+        description="not_found (no such workspace) or sequencer_client_not_found (no such "
+        "`client_id`); `field` names the input",
+    )
+}
+
+
+ONE_RESERVATION = ResponseSpec(ReservationResponse, description="The reservation")
+ONE_RELEASE = ResponseSpec(ReleaseResponse, description="The release")
+
+
 class AttachBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str
-    quantity: int
-    client_id: int | None = None
+    quantity: Annotated[
+        int, msgspec.Meta(extra_json_schema={"extra": {"minimum": 1, "maximum": MAX_QUANTITY}})
+    ]
+    client_id: int | None = None  # kind m workspaces only
+
+
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+ConditionFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(CONDITIONS)})]
 
 
 class PoolController(Controller):
@@ -67,6 +215,7 @@ class PoolController(Controller):
         summary="Add 1 to 25 eligible domains to the pool (all or nothing)",
         description=pool_inventory.__doc__,
         status_code=200,
+        responses={200: ResponseSpec(PoolAddResponse, description="Each domain with its outcome")},
     )
     async def add(self, request: Request[Any, Any, Any], data: PoolDomainsBody) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
@@ -98,6 +247,7 @@ class PoolController(Controller):
         summary="Reserve an exact quantity of pool domains for a workspace (pcl_)",
         description=f"{pool_attach.__doc__}\n{ATTACH_IDEMPOTENCY}\n\n{POOL_EVENTS}",
         status_code=202,
+        responses={202: ONE_RESERVATION, **UNKNOWN_WORKSPACE},
     )
     async def attach(
         self, request: Request[Any, Any, Any], data: AttachBody
@@ -118,6 +268,7 @@ class PoolController(Controller):
         summary="Give assigned pool domains back to the pool (prl_)",
         description=pool_attach.__doc__,
         status_code=202,
+        responses={202: ONE_RELEASE},
     )
     async def release(
         self, request: Request[Any, Any, Any], data: PoolDomainsBody
@@ -133,11 +284,12 @@ class PoolController(Controller):
         operation_id="listPoolDomains",
         summary="List pool domains",
         description=f"Filter `condition`: one of {', '.join(CONDITIONS)}. Newest first.",
+        responses={200: ResponseSpec(PoolDomainPage, description="A page of pool domains")},
     )
     async def list_domains(
         self,
         request: Request[Any, Any, Any],
-        condition: str | None = None,
+        condition: ConditionFilter = None,
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> dict[str, Any]:
@@ -165,6 +317,7 @@ class PoolController(Controller):
         "/reservations/{reservation_id:str}",
         operation_id="getPoolReservation",
         summary="One pool reservation (attach)",
+        responses={200: ONE_RESERVATION},
     )
     async def get_reservation(
         self, request: Request[Any, Any, Any], reservation_id: str
@@ -172,7 +325,12 @@ class PoolController(Controller):
         container, principal = container_of(request), principal_of(request)
         return {"data": pool_attach.load_reservation(container, principal, reservation_id)}
 
-    @get("/releases/{release_id:str}", operation_id="getPoolRelease", summary="One pool release")
+    @get(
+        "/releases/{release_id:str}",
+        operation_id="getPoolRelease",
+        summary="One pool release",
+        responses={200: ONE_RELEASE},
+    )
     async def get_release(self, request: Request[Any, Any, Any], release_id: str) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
         return {"data": pool_attach.load_release(container, principal, release_id)}
@@ -181,6 +339,7 @@ class PoolController(Controller):
         "/replacements/{replacement_id:str}",
         operation_id="getPoolReplacement",
         summary="One pool replacement of a burned domain",
+        responses={200: ResponseSpec(ReplacementResponse, description="The replacement")},
     )
     async def get_replacement(
         self, request: Request[Any, Any, Any], replacement_id: str
@@ -192,6 +351,7 @@ class PoolController(Controller):
         "/burned_domain_jobs/{job_id:str}",
         operation_id="getBurnedDomainJob",
         summary="One burned-domain job",
+        responses={200: ResponseSpec(BurnedJobResponse, description="The burned-domain job")},
     )
     async def get_burned_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
@@ -28,6 +29,12 @@ class PurchaseBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str | None = None
 
 
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
+    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
+}
+
+
 class PurchaseController(Controller):
     path = "/domains/purchase"
     tags = ["domains"]
@@ -36,7 +43,7 @@ class PurchaseController(Controller):
         operation_id="purchaseDomains",
         summary="Buy domains (live keys with the full preset; Idempotency-Key required)",
         description=(PURCHASE_RULES or "") + "\nSandbox (`pk_test_`) keys get 403 `forbidden`.",
-        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS},
+        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_WORKSPACE},
     )
     async def purchase(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)

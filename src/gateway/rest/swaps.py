@@ -10,6 +10,7 @@ import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
@@ -103,6 +104,18 @@ class SwapPage(msgspec.Struct):
     meta: Meta
 
 
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+KindFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(KINDS)})]
+
+
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_ORDER: dict[int, ResponseSpec] = {
+    404: ResponseSpec(None, description="not_found: no such order (`field` names it)")
+}
+
+
 class SwapsController(Controller):
     path = "/swaps"
     tags = ["swaps"]
@@ -123,7 +136,11 @@ class SwapsController(Controller):
             + "\n"
             + (SWAP_STEPS_RULES or "")
         ),
-        responses={201: ResponseSpec(SwapResponse, description="The swap"), **INSUFFICIENT_FUNDS},
+        responses={
+            201: ResponseSpec(SwapResponse, description="The swap"),
+            **INSUFFICIENT_FUNDS,
+            **UNKNOWN_ORDER,
+        },
     )
     async def create(self, request: Request[Any, Any, Any], data: SwapBody) -> Response[Any]:
         principal, container = principal_of(request), container_of(request)
@@ -162,10 +179,10 @@ class SwapsController(Controller):
     async def list_swaps(
         self,
         request: Request[Any, Any, Any],
-        status: str | None = None,
+        status: StatusFilter = None,
         order_id: str | None = None,
         domain: str | None = None,
-        type: str | None = None,  # noqa: A002 - the public filter's name
+        type: KindFilter = None,  # noqa: A002 - the public filter's name
         per_page: int | None = None,
         page_token: str | None = None,
     ) -> SwapPage:

@@ -2,26 +2,63 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post
+from litestar.openapi.datastructures import ResponseSpec
 
 from domain.errors import DomainError
 from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, origin_of
 from gateway.rest.pagination import check_per_page, page_response
+from services.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, tld_catalog
 from services.generation import __doc__ as GENERATION_RULES
-from services.generation import generate, tld_catalog
 
 
+def _bounds(**extra: int) -> msgspec.Meta:
+    return msgspec.Meta(extra_json_schema={"extra": extra})
+
+
+# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
+# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class GenerateBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    keywords: list[str]
-    prefixes: list[str] = []
-    suffixes: list[str] = []
-    tlds: list[str] | None = None
-    limit: int | None = None
+    keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS)]
+    prefixes: Annotated[list[str], _bounds(max_items=MAX_AFFIXES)] = []
+    suffixes: Annotated[list[str], _bounds(max_items=MAX_AFFIXES)] = []
+    tlds: Annotated[list[str] | None, _bounds(min_items=1)] = None  # omitted: `com` only
+    limit: Annotated[int | None, _bounds(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
+
+
+class Tld(msgspec.Struct):
+    tld: str  # without the dot: `com`
+    name: str  # with the dot: `.com`
+
+
+class TldPage(msgspec.Struct):
+    data: list[Tld]
+    links: Links
+    meta: Meta
+
+
+class TldGroup(msgspec.Struct):
+    tld: str
+    domains: list[str]  # available names under this TLD
+
+
+class GeneratedOut(msgspec.Struct):
+    """Names grouped by the TLDs asked for, in that order."""
+
+    domains: list[TldGroup]
+    returned: int  # names found, across groups
+    candidates_examined: int
+    partial: bool  # fewer than `limit` found before the time budget ran out
+
+
+class GeneratedResponse(msgspec.Struct):
+    data: GeneratedOut
 
 
 class TldsGenerateController(Controller):
@@ -32,6 +69,7 @@ class TldsGenerateController(Controller):
         "/tlds",
         operation_id="listTlds",
         summary="The catalog of active sellable TLDs (no prices or availability)",
+        responses={200: ResponseSpec(TldPage, description="A page of the TLD catalog")},
     )
     async def tlds(
         self,
@@ -52,6 +90,7 @@ class TldsGenerateController(Controller):
         "default 75). Callable by `limited` keys.",
         opt=WRITE_LIMITED,
         status_code=200,
+        responses={200: ResponseSpec(GeneratedResponse, description="The names found, by TLD")},
     )
     async def generate(self, request: Request[Any, Any, Any], data: GenerateBody) -> dict[str, Any]:
         container = container_of(request)

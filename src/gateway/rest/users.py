@@ -13,6 +13,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.workspaces import PROVIDER_ERRORS
 from services.users import create_user, load_user, user_view
 
 
@@ -49,6 +50,12 @@ class UserPage(msgspec.Struct):
     meta: Meta
 
 
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
+    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
+}
+
+
 class UsersController(Controller):
     path = "/users"
     tags = ["users"]
@@ -61,7 +68,11 @@ class UsersController(Controller):
             "can be used as `destination.client_id` on orders to that workspace. Other kinds: "
             "400 `provider_not_supported`. An `Idempotency-Key` header is optional."
         ),
-        responses={201: ResponseSpec(UserResponse, description="The user")},
+        responses={
+            201: ResponseSpec(UserResponse, description="The user"),
+            **UNKNOWN_WORKSPACE,
+            **PROVIDER_ERRORS,
+        },
     )
     async def create(self, request: Request[Any, Any, Any], data: CreateUserBody) -> Response[Any]:
         principal = principal_of(request)

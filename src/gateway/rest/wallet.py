@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 from litestar import Controller, Request, get
 from litestar.openapi.datastructures import ResponseSpec
 
@@ -22,6 +23,29 @@ INSUFFICIENT_FUNDS: dict[int, ResponseSpec] = {
 }
 
 
+class WalletEntry(msgspec.Struct):
+    """One ledger entry; `order_id` is null on operator credits."""
+
+    type: Literal["credit", "charge", "refund"]
+    amount_cents: int
+    balance_after_cents: int
+    order_id: str | None
+    description: str
+    created_at: str
+    currency: str
+
+
+class WalletOut(msgspec.Struct):
+    environment: Literal["test", "live"]
+    balance_cents: int
+    currency: str
+    entries: list[WalletEntry]  # newest first
+
+
+class WalletResponse(msgspec.Struct):
+    data: WalletOut
+
+
 class WalletController(Controller):
     path = "/wallet"
     tags = ["billing"]
@@ -34,6 +58,7 @@ class WalletController(Controller):
             "CENTS`) and charged by live orders and purchases; the sandbox wallet is never "
             "charged."
         ),
+        responses={200: ResponseSpec(WalletResponse, description="The key environment's wallet")},
     )
     async def get_wallet(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         principal = principal_of(request)

@@ -12,6 +12,7 @@ import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.workspaces import PROVIDERS
@@ -75,6 +76,23 @@ class WorkspacePage(msgspec.Struct):
     meta: Meta
 
 
+# Documentation only: the handlers check filter values themselves, to answer the spec-7
+# envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
+ProviderFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(PROVIDERS)})]
+
+
+# The sequencing provider checks the credentials (adapters/sequencers.py); both codes are beyond
+# the shared list, so each operation that calls the provider names them.
+PROVIDER_ERRORS: dict[int, ResponseSpec] = {
+    422: ResponseSpec(
+        None, description="provider_credentials_invalid: the provider refused the credentials"
+    ),
+    503: ResponseSpec(
+        None, description="provider_unavailable: the provider did not answer; retry later"
+    ),
+}
+
+
 class WorkspacesController(Controller):
     path = "/workspaces"
     tags = ["workspaces"]
@@ -90,7 +108,10 @@ class WorkspacesController(Controller):
             "key, remote `workspace_id`, login email and password). Optional `customer` tracking "
             "(`cus_`; the same `external_id` is the same customer), not accepted for kind `m`."
         ),
-        responses={201: ResponseSpec(WorkspaceResponse, description="The workspace")},
+        responses={
+            201: ResponseSpec(WorkspaceResponse, description="The workspace"),
+            **PROVIDER_ERRORS,
+        },
     )
     async def create(
         self, request: Request[Any, Any, Any], data: CreateWorkspaceBody
@@ -121,7 +142,7 @@ class WorkspacesController(Controller):
     async def list_workspaces(
         self,
         request: Request[Any, Any, Any],
-        provider: str | None = None,
+        provider: ProviderFilter = None,
         customer_id: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
@@ -167,6 +188,10 @@ class WorkspacesController(Controller):
             "`credentials` replaces the saved set as a whole and follows the same rules as at "
             "creation for the workspace's kind; the kind itself cannot change."
         ),
+        responses={
+            200: ResponseSpec(WorkspaceResponse, description="The workspace"),
+            **PROVIDER_ERRORS,
+        },
     )
     async def update(
         self, request: Request[Any, Any, Any], workspace_id: str, data: UpdateWorkspaceBody
