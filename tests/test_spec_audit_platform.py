@@ -103,6 +103,9 @@ def test_openapi_documents_the_limits(service: RunningService) -> None:
             assert "500" in responses, (method, path)
             retry_after = responses["429"]["headers"]["Retry-After"]["schema"]
             assert retry_after == {"type": "integer", "minimum": 1}
+            assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(
+                responses["429"]["headers"]
+            )
             for parameter in operation.get("parameters", []):
                 if parameter["name"] == "per_page":
                     schema = parameter["schema"]

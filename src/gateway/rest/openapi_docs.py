@@ -43,6 +43,16 @@ REQUEST_ID_HEADER: dict[str, Any] = {
     "required": True,
     "schema": {"type": "string"},
 }
+# On every answer to an authenticated request (a refused key spends nothing, so has none).
+RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
+    f"RateLimit-{name}": {"description": text, "required": False,
+                          "schema": {"type": "integer", "minimum": 0}}
+    for name, text in (
+        ("Limit", "Burst size of the organization's allowance for this environment."),
+        ("Remaining", "Requests left in the allowance now."),
+        ("Reset", "Seconds until the allowance is full again."),
+    )
+}
 RETRY_AFTER_HEADER: dict[str, Any] = {
     "description": "Seconds until the rate limit allows another request.",
     "required": True,
@@ -198,7 +208,9 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
     responses["429"]["headers"]["Retry-After"] = RETRY_AFTER_HEADER
     responses["default"] = _error_response(OTHER_ERRORS)
     for response in responses.values():
-        response.setdefault("headers", {})["Service-Request-Id"] = REQUEST_ID_HEADER
+        headers = response.setdefault("headers", {})
+        headers["Service-Request-Id"] = REQUEST_ID_HEADER
+        headers.update(RATE_LIMIT_HEADERS)
 
 
 def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, Any]:
