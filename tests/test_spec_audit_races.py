@@ -5,6 +5,7 @@ Found by firing 20 requests at once at a running service (SQLite and PostgreSQL)
   the loser of the version race was a 500 instead of deciding again on fresh state.
 - two organizations buying one name at once both passed the read-model ownership check, so
   both were charged and both owned it (the placement lock was per organization).
+- ten imports of one name each recorded a domain (the inventory check reads a read model).
 - twenty sandbox orders naming one domain retried their version conflicts in lockstep and the
   last one ran out of attempts (a 500).
 """
@@ -100,3 +101,17 @@ def test_many_sandbox_orders_naming_one_domain_never_500(service: RunningService
         assert response.status_code in (201, 409), response.text
         if response.status_code == 409:
             assert response.json()["error"]["code"] == "domain_already_in_active_order"
+
+
+def test_racing_imports_of_one_name_record_one_domain(service: RunningService) -> None:
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    name = "racing-import.com"
+    answers = fire(service, [(secret, "POST", "/domains/import", {"domains": [name]})] * 10)
+    assert {r.status_code for r in answers} == {201}, [r.text for r in answers]
+    outcomes = sorted(r.json()["data"]["domains"][0]["status"] for r in answers)
+    assert outcomes.count("failed") == 9, outcomes
+    service.wait_projections()
+    with service.client(secret) as client:
+        rows = client.get("/domains", params={"domain": name}).json()["data"]
+    assert len(rows) == 1, rows

@@ -7,6 +7,7 @@ nameservers, then `completed` (at least one domain imported) or `failed` (none w
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
@@ -89,3 +90,27 @@ class ImportJob(Aggregate):
         self.status = status
         self.completed_at = completed_at
         self.updated_at = at
+
+
+_IMPORTED_NAMESPACE = uuid.UUID("0d3f9a52-6c1e-4b7a-8e25-3f4c9d7b1a60")
+
+
+class ImportedName(Aggregate):
+    """A name imported into one tenant's inventory, recorded once: its id derives from tenant
+    and name, so of two imports racing for the same name only one save stores it (the other is
+    a version conflict, and its retry finds the name imported)."""
+
+    @staticmethod
+    def create_id(*_: Any, org_id: str, environment: str, name: str, **__: Any) -> uuid.UUID:
+        return imported_name_id(org_id, environment, name)
+
+    @event("Recorded")
+    def __init__(self, *, org_id: str, environment: str, name: str, domain_id: str) -> None:
+        self.org_id = org_id
+        self.environment = environment
+        self.name = name
+        self.domain_id = domain_id
+
+
+def imported_name_id(org_id: str, environment: str, name: str) -> uuid.UUID:
+    return uuid.uuid5(_IMPORTED_NAMESPACE, f"{org_id}:{environment}:{name}")

@@ -19,7 +19,15 @@ from eventsourcing.domain import Aggregate
 from adapters import dns, registrar
 from domain.domains import Domain
 from domain.errors import DomainError, NotFound, invalid
-from domain.imports import AWAITING, ITEM_DONE, ITEM_FAILED, QUEUED, ImportJob
+from domain.imports import (
+    AWAITING,
+    ITEM_DONE,
+    ITEM_FAILED,
+    QUEUED,
+    ImportedName,
+    ImportJob,
+    imported_name_id,
+)
 from infra.ids import parse_id, public_id
 from projections.domains import tenant_rows_by_name
 from services.accounts import Principal
@@ -94,10 +102,14 @@ def import_now(container: Any, principal: Principal, body: dict[str, Any]) -> di
     # complete work at once.
     if principal.environment == "live" and not dns.sync_capacity_free(names):
         raise DnsAccountsBusy()
-    job = _new_job(container, principal, body, names, "sync")
-    others = _advance(container, job)
-    _save(container, job, *others)
-    return import_view(job)
+
+    def run() -> dict[str, Any]:  # again on a conflict: a racing import took a name first
+        job = _new_job(container, principal, body, names, "sync")
+        others = _advance(container, job)
+        _save(container, job, *others)
+        return import_view(job)
+
+    return retry_conflicts(run)
 
 
 def submit_job(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +120,8 @@ def submit_job(container: Any, principal: Principal, body: dict[str, Any]) -> di
 
 
 def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
-    """Move every domain of the job as far as the DNS allows; returns the Domains to save."""
+    """Move every domain of the job as far as the DNS allows; returns the Domains (and the
+    ImportedName of each new one) to save with the job."""
     at = container.clock.now()
     items = copy.deepcopy(job.items)
     changed: list[Aggregate] = []
@@ -121,11 +134,15 @@ def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
             if dns.zone_refused(name):
                 item.update(status=ITEM_FAILED, reason="dns_zone_refused")
                 continue
-            if name in owned:
+            if name in owned or _imported_before(container, job, name):
                 item.update(status=ITEM_FAILED, reason="already_in_inventory")
                 continue
             domain = new_domain(container, job.org_id, job.environment, name, "imported", True)
             item["dom_id"] = public_id("dom", domain.id)
+            changed.append(
+                ImportedName(org_id=job.org_id, environment=job.environment, name=name,
+                             domain_id=item["dom_id"])
+            )
             if dns.nameservers_pointed(name, job.created_at, at):
                 item["status"] = ITEM_DONE
             else:
@@ -142,6 +159,12 @@ def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
             item.update(status=ITEM_DONE, reason=None)
     job.progress(items, at)
     return changed
+
+
+def _imported_before(container: Any, job: ImportJob, name: str) -> bool:
+    """Read from the event store: the read models may not show a racing import's domain yet."""
+    marker = imported_name_id(job.org_id, job.environment, name)
+    return container.store.find(marker, ImportedName) is not None
 
 
 def advance_job(container: Any, job_id: str) -> None:
