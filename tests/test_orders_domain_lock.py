@@ -7,14 +7,13 @@ the placement lock (`domain.domain_claims`) does not.
 
 from __future__ import annotations
 
-import threading
-import uuid
 from typing import Any
 
 import httpx
 from conftest import RunningService, ServiceFactory
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, error_of, new_workspace
+from test_spec_audit_races import fire
 from test_wallet_purchase import buy, credit
 
 RACERS = 6
@@ -24,23 +23,7 @@ def race(
     service: RunningService, secret: str, bodies: list[dict[str, Any]], path: str = "/orders"
 ) -> list[httpx.Response]:
     """POST every body to `path` at once, each from its own thread and connection."""
-    barrier = threading.Barrier(len(bodies))
-    responses: list[httpx.Response | None] = [None] * len(bodies)
-
-    def post(index: int) -> None:
-        with service.client(secret) as client:
-            barrier.wait(timeout=30)
-            responses[index] = client.post(
-                path, json=bodies[index], headers={"Idempotency-Key": str(uuid.uuid4())}
-            )
-
-    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert all(r is not None for r in responses)
-    return [r for r in responses if r is not None]
+    return fire(service, [(secret, "POST", path, body) for body in bodies])
 
 
 def test_concurrent_orders_naming_one_domain_one_wins(service: RunningService) -> None:
