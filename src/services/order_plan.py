@@ -227,16 +227,17 @@ def _generated_name(workspace: Workspace) -> str:
     return f"get{base}{secrets.token_hex(3)}.com"
 
 
-def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> set[str]:
+def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> list[str]:
     """The body's own consistency (names unique, per-suite counts) before any lookup, so a
-    shape error is reported as such whatever the domains' ownership. Returns the names."""
-    seen: set[str] = set()
+    shape error is reported as such whatever the domains' ownership. Returns the normalized
+    names, in the body's order."""
+    names: list[str] = []
     for index, entry in enumerate(named):
         field = f"domains[{index}].domain"
         name = normalize_domain(entry["domain"], field)
-        if name in seen:
+        if name in names:
             raise invalid(f"{name} is named twice.", field)
-        seen.add(name)
+        names.append(name)
         suite = entry["suite"]
         if suite not in shape:
             raise DomainError(
@@ -254,7 +255,7 @@ def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> se
                 field="domains",
                 details={"suite": suite, "expected": counts["domains"], "named": given},
             )
-    return seen
+    return names
 
 
 def _domains(
@@ -267,11 +268,10 @@ def _domains(
 ) -> list[dict[str, Any]]:
     named = body.get("domains") or []
     items: list[dict[str, Any]] = []
-    seen = _check_named_shape(named, shape)
+    names = _check_named_shape(named, shape)
     with container.read_db.read() as cur:
-        for index, entry in enumerate(named):
+        for index, (entry, name) in enumerate(zip(named, names, strict=True)):
             field = f"domains[{index}].domain"
-            name = normalize_domain(entry["domain"], field)
             suite = entry["suite"]
             # Each statement reads what is committed when it runs, and the projections commit
             # an order's rows with the domain status the order causes. Reading the import first
@@ -292,31 +292,30 @@ def _domains(
         free = owned_free_domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
-    free = [row for row in free if row["domain"] not in seen and row["domain"] not in exclude]
-    for suite, counts in shape.items():
-        missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
-        while missing > 0 and free:
-            row = free.pop(0)
-            items.append(new_domain_item(row["domain"], suite, "inventory", 0, row["dom_id"]))
-            missing -= 1
-        for _ in range(missing):
-            name = _generated_name(workspace)
-            items.append(new_domain_item(name, suite, "generated", registration_price(name)))
-    _keep_auto_renew(container, items)
+        free = [row for row in free if row["domain"] not in names and row["domain"] not in exclude]
+        for suite, counts in shape.items():
+            missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
+            while missing > 0 and free:
+                row = free.pop(0)
+                items.append(new_domain_item(row["domain"], suite, "inventory", 0, row["dom_id"]))
+                missing -= 1
+            for _ in range(missing):
+                name = _generated_name(workspace)
+                items.append(new_domain_item(name, suite, "generated", registration_price(name)))
+        _keep_auto_renew(cur, items)
     return items
 
 
-def _keep_auto_renew(container: Any, items: list[dict[str, Any]]) -> None:
+def _keep_auto_renew(cur: Any, items: list[dict[str, Any]]) -> None:
     """An owned domain keeps its renewal choice (a purchase's `auto_renew: false`, spec 4.2)
     on the order that uses it, and so after the order releases it."""
     ids = [item["id"] for item in items if item["source"] != "generated"]
     if not ids:
         return
     marks = ", ".join("?" for _ in ids)
-    with container.read_db.read() as cur:
-        rows = cur.execute(
-            f"SELECT id, auto_renew FROM domains WHERE id IN ({marks})", tuple(ids)
-        ).fetchall()
+    rows = cur.execute(
+        f"SELECT id, auto_renew FROM domains WHERE id IN ({marks})", tuple(ids)
+    ).fetchall()
     renew = {row["id"]: bool(row["auto_renew"]) for row in rows}
     for item in items:
         item["auto_renew"] = renew.get(item["id"], item["auto_renew"])

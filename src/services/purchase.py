@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import PURCHASE, Order
 from projections.domains import owners_by_name
@@ -59,17 +60,19 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
         customer_id = workspace.customer_id
     items: list[dict[str, Any]] = []
     refused: list[dict[str, str]] = []
+    for index, entry in enumerate(entries):
+        field = f"domains[{index}].domain"
+        name = normalize_domain(entry["domain"], field)
+        if any(item["domain"] == name for item in items):
+            raise invalid(f"{name} is listed twice.", field)
+        item = new_domain_item(name, None, "purchase", registration_price(name))
+        item["auto_renew"] = bool(entry.get("auto_renew", True))
+        items.append(item)
     with container.read_db.read() as cur:
-        for index, entry in enumerate(entries):
-            field = f"domains[{index}].domain"
-            name = normalize_domain(entry["domain"], field)
-            if any(item["domain"] == name for item in items):
-                raise invalid(f"{name} is listed twice.", field)
-            if (reason := _ownership_refusal(cur, principal.tenant, name)) is not None:
+        owners = owners_by_name(cur, [item["domain"] for item in items], principal.tenant)
+        for name, holders in owners.items():
+            if (reason := _ownership_refusal(cur, principal.tenant, name, holders)) is not None:
                 refused.append({"domain": name, "reason": reason})
-            item = new_domain_item(name, None, "purchase", registration_price(name))
-            item["auto_renew"] = bool(entry.get("auto_renew", True))
-            items.append(item)
     if refused:
         raise DomainError(
             "domains_not_submittable",
@@ -95,14 +98,13 @@ def _held_reason(name: str, held: DomainsHeld) -> dict[str, str]:
     return {"domain": name, "reason": reason}
 
 
-def _ownership_refusal(cur: Any, tenant: str, name: str) -> str | None:
+def _ownership_refusal(cur: Any, tenant: str, name: str, owners: set[str]) -> str | None:
     """Why this name cannot be bought, as availability (spec 2.5) says it: already this
     account's (on one of its orders, or imported), or registered elsewhere (a `taken` label, or
-    another organization of this environment holds it)."""
-    owners = owners_by_name(cur, [name], tenant)[name]
+    another organization of this environment holds it: `owners`)."""
     if tenant in owners or domain_rows(cur, tenant, name):
         return "already_owned"
-    if "taken" in name.split(".", 1)[0] or owners:
+    if registrar.registry_refusal(name) == registrar.REGISTERED or owners:
         return "registered"
     return None
 
