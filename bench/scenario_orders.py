@@ -38,7 +38,9 @@ from services.store import EventStore, eventstore_env
 
 RATE = float(os.environ.get("BENCH_ORDER_RATE", "20"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))
-CONCURRENCY = int(os.environ.get("BENCH_ORDERS_CONCURRENCY", "8"))
+# The highest sustained rate is the best of these client concurrencies: more connections in
+# flight let the read models and webhooks work in larger batches, up to where they queue.
+CONCURRENCIES = [int(c) for c in os.environ.get("BENCH_ORDERS_CONCURRENCY", "8,32").split(",")]
 ORGANIZATIONS = 4
 RAW_SECONDS = float(os.environ.get("BENCH_RAW_SECONDS", "5"))
 COMPLETION_WAIT_SECONDS = 120.0
@@ -182,14 +184,40 @@ def raw_append_rate(env: dict[str, str], per_save: int, sizes: list[int], second
 
 def bare_http_rate(store_env: dict[str, str], tenants: list[Tenant]) -> float:
     """Events per second that the bare app (`bench/bare_order_app.py`: one 2-event save per
-    POST, nothing else) appends when driven like the service, on the same store."""
+    POST, nothing else) appends when driven like the service, on the same store: the best of
+    the same concurrencies."""
     with running_bare_app("bench.bare_order_app",
                           {"BARE_ORDER_STORE": json.dumps(store_env)}) as port:
         base_url = f"http://127.0.0.1:{port}"
         asyncio.run(closed_loop(base_url, tenants, 1.0, 2))  # warm-up
-        started = time.perf_counter()
-        placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, CONCURRENCY))
-        return 2 * len(placed) / (time.perf_counter() - started)
+        rates = []
+        for connections in CONCURRENCIES:
+            started = time.perf_counter()
+            placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, connections))
+            rates.append(2 * len(placed) / (time.perf_counter() - started))
+        return max(rates)
+
+
+def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventStore, pid: int,
+              connections: int) -> dict[str, Any]:
+    """Orders placed by `connections` for SECONDS, timed until the last one's
+    `order.completed` reached the receiver, with the events they appended."""
+    before = store.recorder.max_notification_id() or 0
+    started = time.time()
+    spy = subprocess.Popen(
+        [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
+         "--idle", "--format", "raw", "-r", "50", "--nonblocking", "-o", f"{SPY}.{connections}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) if SPY else None
+    placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, connections))
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=30)
+    done = wait_completed(base_url, receiver, tenants, set(placed))
+    elapsed = max(done.values()) - started
+    appended = (store.recorder.max_notification_id() or 0) - before
+    return {"connections": connections, "orders": len(placed), "appended": appended,
+            "elapsed": elapsed, "sizes": event_sizes(store, before, appended)}
 
 
 def measure_store(kind: str) -> dict[str, Any]:
@@ -211,27 +239,16 @@ def measure_store(kind: str) -> dict[str, Any]:
                 latency = latency_figures(sent, wait_completed(base_url, receiver, tenants,
                                                                set(sent)))
 
-                before = store.recorder.max_notification_id() or 0
-                started = time.time()
-                spy = subprocess.Popen(
-                    [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-                     "--idle", "--format", "raw", "-r", "50", "--nonblocking", "-o", SPY],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                ) if SPY else None
-                placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, CONCURRENCY))
-                if spy is not None:
-                    spy.send_signal(signal.SIGINT)
-                    spy.wait(timeout=30)
-                done = wait_completed(base_url, receiver, tenants, set(placed))
-                elapsed = max(done.values()) - started
-                appended = (store.recorder.max_notification_id() or 0) - before
-                sizes = event_sizes(store, before, appended)
+                runs = [sustained(base_url, receiver, tenants, store, pid, connections)
+                        for connections in CONCURRENCIES]
             finally:
                 store.close()
             raw_env = eventstore_env(settings)
             if kind == "sqlite":
                 raw_env["SQLITE_DBNAME"] = str(settings.data_dir / "raw-append.sqlite")
-            per_save = max(1, round(appended / len(placed)))
+            best = max(runs, key=lambda run: run["appended"] / run["elapsed"])
+            appended, elapsed, sizes = best["appended"], best["elapsed"], best["sizes"]
+            per_save = max(1, round(appended / best["orders"]))
             raw_rate, raw_sizes = raw_append_rate(raw_env, per_save, sizes, RAW_SECONDS)
             if kind == "sqlite":
                 raw_env["SQLITE_DBNAME"] = str(settings.data_dir / "bare-orders.sqlite")
@@ -251,9 +268,12 @@ def measure_store(kind: str) -> dict[str, Any]:
         "p99_met": latency["p99"] < TARGET_P99_MS,
         "post_response_ms": {"p50": round(percentile(answered, 0.5), 1),
                              "p99": round(percentile(answered, 0.99), 1)},
-        "sustained_orders": len(placed),
-        "sustained_orders_per_second": round(len(placed) / elapsed, 1),
-        "events_per_order": round(appended / len(placed), 2),
+        "sustained_by_connections": {
+            run["connections"]: round(run["orders"] / run["elapsed"], 1) for run in runs},
+        "sustained_connections": best["connections"],
+        "sustained_orders": best["orders"],
+        "sustained_orders_per_second": round(best["orders"] / elapsed, 1),
+        "events_per_order": round(appended / best["orders"], 2),
         "sustained_events_per_second": round(events_rate, 1),
         "raw_append_events_per_second": round(raw_rate, 1),
         "raw_events_per_save": per_save,
@@ -272,8 +292,8 @@ def run() -> dict[str, Any]:
         "BENCH_ORDER_STORES", "sqlite,postgres").split(",")]
     result = {
         "scenario": f"sandbox orders, POST /orders -> order.completed at a local receiver: "
-        f"latency at {RATE:g} orders/s for {SECONDS:g} s; sustained rate with {CONCURRENCY} "
-        "connections as events appended/s vs raw eventsourcing appends to the same store",
+        f"latency at {RATE:g} orders/s for {SECONDS:g} s; sustained rate, the best of "
+        f"{CONCURRENCIES} connections, as events appended/s vs raw eventsourcing appends to the same store",
         "target_p99_ms": TARGET_P99_MS,
         "target_ratio": TARGET_RATIO,
         "stores": stores,
