@@ -31,20 +31,32 @@ def attempts_allowed(schedule: Sequence[float]) -> int:
     return MAX_ATTEMPTS if schedule else 1
 
 
+# Rows per multi-row statement: far below SQLite's limit of bound parameters.
+CHUNK = 500
+
+
 def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: float, lease: float) -> list[Due]:
     """Record new deliveries, claimed by the caller; returns the ones that were new."""
-    new: list[Due] = []
+    pairs = list(zip(items, tenants, strict=True))
+    new_ids: set[str] = set()
+    # One statement per chunk: a round trip per event cost more than the insert itself.
     with db.transaction() as cur:
-        for item, tenant in zip(items, tenants, strict=True):
-            cur.execute(
+        for start in range(0, len(pairs), CHUNK):
+            chunk = pairs[start : start + CHUNK]
+            rows = ", ".join("(?, ?, ?, ?, 'pending', ?, ?, ?)" for _ in chunk)
+            params = [
+                value
+                for item, tenant in chunk
+                for value in (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now)
+            ]
+            inserted = cur.execute(
                 "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
-                "next_attempt_at, claimed_until, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) "
-                "ON CONFLICT (event_id) DO NOTHING",
-                (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now),
-            )
-            if cur.rowcount == 1:
-                new.append(item)
-    return new
+                f"next_attempt_at, claimed_until, updated_at) VALUES {rows} "
+                "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+                params,
+            ).fetchall()
+            new_ids.update(row["event_id"] for row in inserted)
+    return [item for item in items if item.event_id in new_ids]
 
 
 def claim_due(
@@ -99,8 +111,19 @@ def record_attempts(
 ) -> list[str]:
     """Store each attempt and move its delivery on, all in one transaction (the dispatcher
     groups the attempts that finish together); returns the new statuses in order."""
-    with db.transaction() as cur:
-        return [_record(cur, event_id, outcome, schedule, now) for event_id, outcome in outcomes]
+    # Pipeline mode on PostgreSQL: one read of the counters, then writes without a round trip
+    # each.
+    with db.bulk_transaction() as cur:
+        counters = _counters(cur, [event_id for event_id, _ in outcomes])
+        statuses = []
+        for event_id, outcome in outcomes:
+            counter = counters.get(event_id)
+            if counter is None:
+                statuses.append("pending")
+                continue
+            statuses.append(_record(cur, event_id, counter, outcome, schedule, now))
+            counters[event_id] = (counter[0] + 1, counter[1] + 1)
+        return statuses
 
 
 def record_attempt(
@@ -110,15 +133,32 @@ def record_attempt(
     return record_attempts(db, [(event_id, outcome)], schedule, now)[0]
 
 
-def _record(cur: Any, event_id: str, outcome: Outcome, schedule: Sequence[float], now: float) -> str:
-    row = cur.execute(
-        "SELECT attempts, round_attempts FROM webhook_deliveries WHERE event_id = ?",
-        (event_id,),
-    ).fetchone()
-    if row is None:
-        return "pending"
-    number = int(row["attempts"]) + 1
-    in_round = int(row["round_attempts"]) + 1
+def _counters(cur: Any, event_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Attempts so far, in all and in the current round, by event id."""
+    counters: dict[str, tuple[int, int]] = {}
+    for start in range(0, len(event_ids), CHUNK):
+        chunk = event_ids[start : start + CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        rows = cur.execute(
+            "SELECT event_id, attempts, round_attempts FROM webhook_deliveries "
+            f"WHERE event_id IN ({marks})",
+            tuple(chunk),
+        ).fetchall()
+        for row in rows:
+            counters[row["event_id"]] = (int(row["attempts"]), int(row["round_attempts"]))
+    return counters
+
+
+def _record(
+    cur: Any,
+    event_id: str,
+    counter: tuple[int, int],
+    outcome: Outcome,
+    schedule: Sequence[float],
+    now: float,
+) -> str:
+    number = counter[0] + 1
+    in_round = counter[1] + 1
     cur.execute(
         "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
         "duration_ms, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?)",
