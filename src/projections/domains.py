@@ -18,7 +18,7 @@ from typing import Any
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order
-from infra.ids import public_id
+from infra.ids import parse_id, public_id
 from projections.base import ReadModel, on
 
 DOMAIN_EVENTS = (
@@ -150,36 +150,18 @@ class DomainInventory(ReadModel):
     def order_changed(self, cur: Any, event: Any, position: int) -> None:
         order: Order = self._at_version(event)
         order_id = public_id("ord", order.id)
-        workspace_id = order.destination["workspace_id"] if order.destination else None
         # A premium swap's old domain stays connected, like the order's own, until detached.
         held = [*order.domains, *order.warm_domains]
         for index, item in enumerate(held):
-            status, category = _order_item_status(order, item)
-            connected = category == "connected"
-            source = _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered")
-            cur.execute(
-                _UPSERT,
-                (
-                    item["id"],
-                    position * 1000 + index,
-                    order.tenant,
-                    item["domain"],
-                    status,
-                    category,
-                    source,
-                    item.get("suite") if connected else None,
-                    item.get("suite") if connected else None,
-                    order_id if connected else None,
-                    order.customer_id if connected else None,
-                    workspace_id if connected else None,
-                    item.get("forwarding_url"),
-                    bool(item.get("auto_renew", True)),
-                    order.reason if status in ("failed", "action_required") else None,
-                    json.dumps(item.get("dns_records") or []),
-                    order.created_at,
-                    order.updated_at,
-                ),
-            )
+            holder, shown = order, item
+            if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
+                # One name may serve a suite_a order and a suite_b order at once (spec 2.5):
+                # leaving one of them, it stays connected to the other.
+                other = self._other_active_holder(cur, order, item)
+                if other is not None:
+                    holder = other
+                    shown = {**(_item_named(other, item["domain"]) or item), "id": item["id"]}
+            self._upsert_item(cur, holder, shown, position * 1000 + index)
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
             self._detached(cur, order, detached, position * 1000 + len(held))
@@ -193,6 +175,54 @@ class DomainInventory(ReadModel):
                         (order_id, item["domain"], item["suite"]),
                     )
 
+
+    def _other_active_holder(self, cur: Any, order: Order, item: dict[str, Any]) -> Order | None:
+        """Another active order of the same tenant using this item's name, if any."""
+        rows = cur.execute(
+            "SELECT holder FROM domain_usage WHERE name = ? AND holder <> ? "
+            "AND substr(holder, 1, 4) = 'ord_'",
+            (item["domain"], public_id("ord", order.id)),
+        ).fetchall()
+        for row in rows:
+            other_id = parse_id("ord", row["holder"])
+            other = self.store.find(other_id, Order) if other_id is not None else None
+            if (
+                isinstance(other, Order)
+                and other.tenant == order.tenant
+                and other.status in ACTIVE_STATES
+                and _item_named(other, item["domain"]) is not None
+            ):
+                return other
+        return None
+
+    @staticmethod
+    def _upsert_item(cur: Any, order: Order, item: dict[str, Any], row_position: int) -> None:
+        status, category = _order_item_status(order, item)
+        connected = category == "connected"
+        workspace_id = order.destination["workspace_id"] if order.destination else None
+        cur.execute(
+            _UPSERT,
+            (
+                item["id"],
+                row_position,
+                order.tenant,
+                item["domain"],
+                status,
+                category,
+                _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered"),
+                item.get("suite") if connected else None,
+                item.get("suite") if connected else None,
+                public_id("ord", order.id) if connected else None,
+                order.customer_id if connected else None,
+                workspace_id if connected else None,
+                item.get("forwarding_url"),
+                bool(item.get("auto_renew", True)),
+                order.reason if status in ("failed", "action_required") else None,
+                json.dumps(item.get("dns_records") or []),
+                order.created_at,
+                order.updated_at,
+            ),
+        )
 
     @on("Order.DomainForwardingSet")
     def order_forwarding_set(self, cur: Any, event: Any, position: int) -> None:
@@ -246,14 +276,23 @@ class DomainInventory(ReadModel):
         )
 
 
-def usage_by_name(cur: Any, names: list[str]) -> dict[str, set[str]]:
-    """The suites currently using each of these names, anywhere in the system."""
+def _item_named(order: Order, name: str) -> dict[str, Any] | None:
+    return next((i for i in [*order.domains, *order.warm_domains] if i["domain"] == name), None)
+
+
+def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]]:
+    """The suites this tenant (organization and environment) currently uses each of these
+    names for. Only its own: a name another organization holds is not available at all, and
+    sandbox use is synthetic, so it never narrows what a live key may order (nor the reverse)."""
     found: dict[str, set[str]] = {name: set() for name in names}
     if not names:
         return found
     marks = ", ".join("?" for _ in names)
     for row in cur.execute(
-        f"SELECT name, suite FROM domain_usage WHERE name IN ({marks})", tuple(names)
+        f"SELECT u.name, u.suite FROM domain_usage u WHERE u.name IN ({marks}) AND ("
+        "EXISTS (SELECT 1 FROM orders o WHERE o.id = u.holder AND o.tenant = ?) OR "
+        "EXISTS (SELECT 1 FROM domains d WHERE d.id = u.holder AND d.tenant = ?))",
+        (*names, tenant, tenant),
     ).fetchall():
         found[row["name"]].add(row["suite"])
     return found

@@ -42,7 +42,7 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
     normalized = [registrar.normalize(n) for n in names]
     distinct = sorted(set(normalized))
     with container.read_db.read() as cur:
-        usage = usage_by_name(cur, distinct)
+        usage = usage_by_name(cur, distinct, tenant)
         owners = owners_by_name(cur, distinct, tenant)
     rows = []
     for sent, name in zip(names, normalized, strict=True):
@@ -66,12 +66,6 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
             row["reason"] = reason
         rows.append(row)
     return rows
-
-
-def suite_users(container: Any, name: str) -> set[str]:
-    """Which suites currently use this name anywhere in the system."""
-    with container.read_db.read() as cur:
-        return usage_by_name(cur, [registrar.normalize(name)])[registrar.normalize(name)]
 
 
 def find_domain_by_name(container: Any, org_id: str, environment: str, name: str) -> Domain | None:
@@ -148,9 +142,11 @@ def row_view(row: dict[str, Any], users: set[str]) -> dict[str, Any]:
 
 
 def render_rows(container: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not rows:
+        return []
     names = sorted({row["name"] for row in rows})
     with container.read_db.read() as cur:
-        usage = usage_by_name(cur, names)
+        usage = usage_by_name(cur, names, rows[0]["tenant"])  # rows of one tenant
     return [row_view(row, usage[row["name"]]) for row in rows]
 
 

@@ -54,7 +54,7 @@ def _candidates(
     return seen
 
 
-def generate(container: Any, body: dict[str, Any]) -> dict[str, Any]:
+def generate(container: Any, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
     keywords = _parts(body.get("keywords") or [], "keywords", MAX_KEYWORDS, 1)
     prefixes = _parts(body.get("prefixes") or [], "prefixes", MAX_AFFIXES)
     suffixes = _parts(body.get("suffixes") or [], "suffixes", MAX_AFFIXES)
@@ -80,8 +80,8 @@ def generate(container: Any, body: dict[str, Any]) -> dict[str, Any]:
             break
         chunk = candidates[start : min(start + batch, MAX_CANDIDATES)]
         with container.read_db.read() as cur:
-            usage = usage_by_name(cur, chunk)
-            owners = owners_by_name(cur, chunk)
+            usage = usage_by_name(cur, chunk, tenant)
+            owners = owners_by_name(cur, chunk, tenant)
         for name in chunk:
             if len(found) >= limit:
                 break

@@ -95,7 +95,8 @@ class TldsGenerateController(Controller):
     async def generate(self, request: Request[Any, Any, Any], data: GenerateBody) -> dict[str, Any]:
         container = container_of(request)
         body = msgspec.to_builtins(data)
-        return {"data": await anyio.to_thread.run_sync(lambda: generate(container, body))}
+        tenant = principal_of(request).tenant
+        return {"data": await anyio.to_thread.run_sync(lambda: generate(container, tenant, body))}
 
 
 def _catalog_page(

@@ -1,0 +1,70 @@
+"""One name serving two orders at once (spec 2.5: a suite_a user leaves the name usable for
+suite_b), and whose use narrows `usable_for`: only the asking organization's own, in its own
+environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from conftest import RunningService, ServiceFactory
+from test_domains_inventory import domains
+from test_orders_codes_events import advance_until
+from test_orders_sandbox import counts, new_workspace, place
+
+from infra.clock import ManualClock
+
+
+def _availability(client: httpx.Client, name: str) -> dict[str, Any]:
+    response = client.post("/domains/availability", json={"domains": [name]})
+    assert response.status_code == 200, response.text
+    row: dict[str, Any] = response.json()["data"]["domains"][0]
+    return row
+
+
+def _shared(client: httpx.Client) -> tuple[str, str, str]:
+    """(name, the suite_a order, the suite_b order), both completed on the same name."""
+    workspace = new_workspace(client)
+    first = place(client, counts(workspace, a=1)).json()["data"]
+    name = first["domains"][0]["domain"]
+    named = [{"domain": name, "suite": "suite_b"}]
+    second = place(client, counts(workspace, a=0, b=1, domains=named))
+    assert second.status_code == 201, second.text
+    return name, first["id"], second.json()["data"]["id"]
+
+
+def test_cancelling_one_of_two_orders_on_a_name_leaves_it_connected_to_the_other(
+    service_factory: ServiceFactory,
+) -> None:
+    clock = ManualClock()
+    service = service_factory(clock=clock, cancel_grace_seconds=30)
+    with service.partner() as client:
+        name, kept, cancelled = _shared(client)
+        assert client.post(f"/orders/{cancelled}/cancel").status_code == 200
+        advance_until(client, clock, cancelled, "cancelled", step=31)
+        service.wait_projections()
+        (row,) = domains(client, domain=name)
+        assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", kept)
+        assert row["provider"] == "suite_a" and row["usable_for"] == ["suite_a", "suite_b"]
+        assert client.get(f"/orders/{kept}").json()["data"]["status"] == "completed"
+
+        assert client.post(f"/orders/{kept}/cancel").status_code == 200
+        advance_until(client, clock, kept, "cancelled", step=31)
+        service.wait_projections()
+        (row,) = domains(client, domain=name)
+        assert (row["status"], row["category"]) == ("available", "inventory")
+        assert "order_id" not in row
+
+
+def test_usable_for_counts_only_the_asking_organizations_own_use(service: RunningService) -> None:
+    with service.partner() as client:
+        name, _, _ = _shared(client)  # suite_b uses it here
+        assert _availability(client, name)["usable_for"] == ["suite_a"]
+    live_org = service.new_org()
+    with service.client(service.new_key(live_org, "live")) as other:
+        row = _availability(other, name)  # sandbox use never narrows a live name
+        assert (row["available"], row["usable_for"]) == (True, ["suite_a", "suite_b"])
+        generated = other.post("/domains/generate", json={"keywords": [name.removesuffix(".com")]})
+        assert generated.status_code == 200, generated.text
+        names = [n for group in generated.json()["data"]["domains"] for n in group["domains"]]
+        assert name in names
