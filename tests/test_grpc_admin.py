@@ -41,6 +41,30 @@ def test_health_serving_and_reflection_lists_services(service_factory: ServiceFa
     assert {f"partnerapi.v1.{name}" for name in expected} | {"grpc.health.v1.Health"} <= set(names)
 
 
+def test_reflection_answers_under_the_v1_name_too(service_factory: ServiceFactory) -> None:
+    """Newer clients (grpcurl, grpc_cli) ask `grpc.reflection.v1` first."""
+    service = grpc_service(service_factory)
+
+    async def body(channel: grpc.aio.Channel) -> list[str]:
+        info = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        names: list[str] = []
+        symbol = "partnerapi.v1.AdminService"
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol),
+        ]
+        answers = [answer async for answer in info(iter(requests))]
+        names += [s.name for s in answers[0].list_services_response.service]
+        assert answers[1].file_descriptor_response.file_descriptor_proto
+        return names
+
+    assert "partnerapi.v1.AdminService" in with_channel(service, body)
+
+
 @pytest.mark.parametrize("metadata", [(), (("authorization", "Bearer op_wrong"),)])
 def test_calls_without_the_operator_token_are_refused(
     service_factory: ServiceFactory, metadata: tuple[tuple[str, str], ...]

@@ -93,6 +93,24 @@ def test_malformed_json_is_400_envelope(service: RunningService) -> None:
     assert response.json()["error"]["code"] == "invalid_request"
 
 
+def test_bad_utf8_inside_a_string_is_400_envelope(service: RunningService) -> None:
+    bodies = {
+        "/domains/availability": b'{"domains":["\xff\xfe.com"]}',
+        "/workspaces": b'{"name":"\xc3","provider":"u","credentials":{"api_key":"k"}}',
+        "/bundles": b'{"name":"\xc3","monthly_sending_volume":1000,"send_on_weekends":false}',
+        "/orders": b'{"destination":{"workspace_id":"wrk_\xff"}}',
+    }
+    with service.partner() as client:
+        for path, body in bodies.items():
+            response = client.post(
+                path,
+                content=body,
+                headers={"Idempotency-Key": f"u-{path}", "Content-Type": "application/json"},
+            )
+            assert response.status_code == 400, (path, response.text)
+            assert response.json()["error"]["code"] == "invalid_request"
+
+
 def test_oversized_body_is_413_envelope(service: RunningService) -> None:
     with service.partner() as client:
         huge = {**WORKSPACE, "name": "x" * (2 * 1024 * 1024)}

@@ -12,12 +12,12 @@ import logging
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
 from gateway.grpc.fulfillment import FulfillmentServicer
 from gateway.grpc.interceptor import OperatorInterceptor
+from gateway.grpc.reflection import enable_reflection
 from infra.settings import Settings, host_port
 from partnerapi.v1 import (
     admin_pb2,
@@ -79,9 +79,7 @@ class GrpcServer:
             FulfillmentServicer(self.container), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
+        enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), server)
         address = host_port(settings.host, settings.grpc_port)
         if credentials is None:
             self.port = server.add_insecure_port(address)

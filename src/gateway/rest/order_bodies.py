@@ -55,5 +55,5 @@ async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
         return msgspec.json.decode(await request.body(), type=kind)
     except msgspec.ValidationError as exc:
         raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):  # bad UTF-8 inside a string is the latter
         raise invalid("The body is not valid JSON.") from None
