@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from conftest import RunningService
-from pool_support import attach, conditions, pooled
-from test_orders_sandbox import error_of, new_workspace
+from pool_support import add, attach, conditions, pooled
+from test_orders_sandbox import counts, error_of, new_workspace, place
 
 
 def test_kind_m_without_login_is_refused_whatever_client_is_named(
@@ -41,3 +41,20 @@ def test_a_quantity_the_pool_cannot_fill_is_insufficient_inventory(
         response = attach(client, workspace, 2)
         assert response.status_code == 202, response.text
         assert set(conditions(client).values()) == {"assigned"}
+
+
+def test_cancelling_an_order_takes_its_idle_domains_out_of_the_pool(
+    service: RunningService,
+) -> None:
+    """Spec 4.2: a pooled domain needs active inboxes on its order; the list must not offer
+    what attach would refuse."""
+    with service.partner() as client:
+        order = place(client, counts(new_workspace(client), a=2)).json()["data"]
+        names = [item["domain"] for item in order["domains"]]
+        assert add(client, *names).json()["data"]["added"] == 2
+        assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
+        service.wait_projections()
+        assert not set(conditions(client)) & set(names)  # as after POST /pool/remove
+        available = client.get("/pool/domains", params={"condition": "available"}).json()
+        assert not {row["domain"] for row in available["data"]} & set(names)
+        error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
