@@ -80,6 +80,7 @@ def test_standard_swap_in_sandbox_replaces_the_domain(service: RunningService) -
         done = response.json()["data"]
         assert done["id"].startswith("swp_") and done["status"] == "completed"
         assert done["type"] == "standard" and done["old_domain_status"] == "detached"
+        assert done["old_domain_detached_at"] == done["completed_at"] is not None
         assert done["new_domain"] != old["domain"] and done["new_domain_source"] == "generated"
         assert done["charged_cents"] == 0  # the sandbox never bills
         # The same personas and inbox count, on the new domain.

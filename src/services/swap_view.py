@@ -26,6 +26,14 @@ def old_domain_status(swap: Swap) -> str | None:
     return "detached"
 
 
+def old_domain_detached_at(swap: Swap) -> float | None:
+    """A standard swap detaches the old domain as it completes; a premium one at the end of
+    its warm period."""
+    if swap.kind == PREMIUM:
+        return swap.old_domain_detached_at
+    return swap.completed_at if old_domain_status(swap) == "detached" else None
+
+
 def swap_view(swap: Swap) -> dict[str, Any]:
     item = swap.item
     renaming = swap.kind == USER_NAMES
@@ -56,7 +64,7 @@ def swap_view(swap: Swap) -> dict[str, Any]:
         "reason": swap.reason,
         "old_domain_status": old_domain_status(swap),
         "warm_until": _iso(swap.warm_until),
-        "old_domain_detached_at": _iso(swap.old_domain_detached_at),
+        "old_domain_detached_at": _iso(old_domain_detached_at(swap)),
         "created_at": iso(swap.created_at),
         "updated_at": iso(swap.updated_at),
         "completed_at": _iso(swap.completed_at),
