@@ -299,3 +299,19 @@ def test_errors_beyond_the_shared_list_are_documented_and_answered(
         assert refused.status_code == 422, refused.text
         unknown = {"workspace_id": "wrk_" + "0" * 32, "quantity": 1}
         assert client.post("/pool/attach", json=unknown).status_code == 404
+
+
+def test_every_error_code_is_documented_with_its_status(service: RunningService) -> None:
+    """decisions 4: a code beyond the spec's list is allowed when documented."""
+    with service.partner() as client:
+        document = client.get("/schema/openapi.json").json()
+        wrong_method = client.delete("/me")
+    code = document["components"]["schemas"]["ErrorEnvelope"]["properties"]["error"]
+    code = code["properties"]["code"]
+    assert wrong_method.json()["error"]["code"] == "method_not_allowed"
+    for name in ("method_not_allowed", "idempotency_in_progress", "insufficient_funds",
+                 "internal_error", "sequencer_client_not_found"):
+        assert name in code["enum"]
+    assert "`method_not_allowed` 405" in code["description"]
+    create_order = document["paths"]["/partner/v1/orders"]["post"]["responses"]["409"]
+    assert "idempotency_in_progress" in create_order["description"]

@@ -14,6 +14,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin
 
+from gateway.rest.errors import STATUS_BY_CODE
 from gateway.rest.order_bodies import OrderBody
 from gateway.rest.purchase import PurchaseBody
 
@@ -28,7 +29,14 @@ ERROR_ENVELOPE: dict[str, Any] = {
             "type": "object",
             "required": ["code", "message", "request_id"],
             "properties": {
-                "code": {"type": "string", "description": "Stable error code (spec 7)."},
+                "code": {
+                    "type": "string",
+                    "enum": sorted(STATUS_BY_CODE),
+                    "description": "Stable error code (spec 7); clients branch on it. Each code "
+                    "and its HTTP status: "
+                    + ", ".join(f"`{code}` {status}" for code, status in STATUS_BY_CODE.items())
+                    + ".",
+                },
                 "message": {"type": "string"},
                 "request_id": {"type": "string", "description": "Equals Service-Request-Id."},
                 "field": {"type": "string", "description": "The input at fault, when one is."},
@@ -205,6 +213,11 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
         errors["404"] = "not_found: no such resource for this organization and environment"
     for status, description in errors.items():
         responses[status] = _error_response(description)
+    if operation.get("operationId") in IDEMPOTENCY_KEY:
+        responses["409"] = _error_response(
+            f"{WRITE_ERRORS['409']}; idempotency_conflict: the key was used with another body; "
+            "idempotency_in_progress: the first request with this key is still running"
+        )
     responses["429"]["headers"]["Retry-After"] = RETRY_AFTER_HEADER
     responses["default"] = _error_response(OTHER_ERRORS)
     for response in responses.values():
