@@ -111,3 +111,33 @@ def test_live_order_waits_in_its_dns_step(service_factory: ServiceFactory) -> No
     names = event_names(service, order["id"])
     assert names.count("ActionRequired") == 1 and names.count("Resumed") == 1
     assert names.count("StepCompleted") == 4 and names[-1] == "Completed"
+
+
+def test_an_unpointed_import_released_by_a_cancel_still_waits(
+    service_factory: ServiceFactory,
+) -> None:
+    """Spec 2.4: a domain waiting for a nameserver update is `action_required`, whatever orders
+    it has been on; the next order naming it waits too, and none picks it by itself."""
+    clock = ManualClock()
+    service = service_factory(clock=clock, cancel_grace_seconds=30)
+    with service.partner() as client:
+        client.post("/domains/import", json={"domains": ["nsnever-loop.com"]})
+        workspace = new_workspace(client)
+        named = [{"domain": "nsnever-loop.com", "suite": "suite_a"}]
+        first = place(client, counts(workspace, a=1, domains=named)).json()["data"]
+        assert first["status"] == "action_required"
+        # The order's own view agrees with the domain list while it waits.
+        assert first["domains"][0]["status"] == "action_required"
+        dom_id = first["domains"][0]["id"]
+        assert client.post(f"/orders/{first['id']}/cancel").status_code == 200
+        advance_until(client, clock, first["id"], "cancelled", step=31)
+        service.wait_projections()
+        row = client.get(f"/domains/{dom_id}").json()["data"]
+        assert (row["status"], row["category"]) == ("action_required", "inventory")
+
+        picked = place(client, counts(workspace, a=1)).json()["data"]
+        assert picked["status"] == "completed"
+        assert picked["domains"][0]["domain"] != "nsnever-loop.com"
+        again = place(client, counts(workspace, a=1, domains=named)).json()["data"]
+        assert again["status"] == "action_required"
+        assert again["domains"][0]["id"] == dom_id

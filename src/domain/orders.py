@@ -48,6 +48,18 @@ ACTIVE_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED, COMPLETED)
 # Domains on an order in one of these states are still being set up or torn down.
 BUSY_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED)
 
+
+
+def shown_item_status(order_status: str, item: dict[str, Any]) -> str:
+    """A domain item's status as partners see it: while its order waits on them, a domain not
+    yet live needs their attention too (spec 2.4 `action_required`), in the order's view and
+    in the domain list alike."""
+    status = str(item.get("status") or IN_PROGRESS)
+    if order_status == ACTION_REQUIRED and status == IN_PROGRESS:
+        return ACTION_REQUIRED
+    return status
+
+
 SOURCE_STATES: dict[str, tuple[str, ...]] = {
     "record_step": (IN_PROGRESS,),
     "complete": (IN_PROGRESS,),

@@ -17,7 +17,7 @@ from typing import Any
 
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
-from domain.orders import ACTIVE_STATES, PURCHASE, Order
+from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
 from infra.ids import parse_id, public_id
 from projections.base import ReadModel, on
 
@@ -69,9 +69,7 @@ def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
         return status or ("failed" if order.status == "failed" else "in_progress"), "inventory"
     if order.status not in ACTIVE_STATES:
         return ("failed" if order.status == "failed" else "available"), "inventory"
-    if order.status == "action_required":
-        return "action_required", "connected"
-    return str(item.get("status") or "in_progress"), "connected"
+    return shown_item_status(order.status, item), "connected"
 
 
 class DomainInventory(ReadModel):
@@ -114,29 +112,7 @@ class DomainInventory(ReadModel):
                 (domain.forwarding_url, domain.updated_at, dom_id),
             )
             return
-        cur.execute(
-            _UPSERT,
-            (
-                dom_id,
-                position * 1000,
-                domain.tenant,
-                domain.name,
-                domain.status,
-                domain.category,
-                domain.source,
-                domain.suite,
-                domain.provider,
-                domain.order_id,
-                domain.customer_id,
-                domain.workspace_id,
-                domain.forwarding_url,
-                domain.auto_renew,
-                domain.reason,
-                json.dumps(domain.dns_records),
-                domain.created_at,
-                domain.updated_at,
-            ),
-        )
+        self._upsert_domain(cur, domain, position * 1000)
         if type(event).__qualname__ == "Domain.ForwardingUpdated" and domain.forwarding_url is None:
             cur.execute("UPDATE domains SET forwarding_url = NULL WHERE id = ?", (dom_id,))
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (dom_id,))
@@ -161,6 +137,9 @@ class DomainInventory(ReadModel):
                 if other is not None:
                     holder = other
                     shown = {**(_item_named(other, item["domain"]) or item), "id": item["id"]}
+                elif (awaiting := self._still_awaiting_nameservers(item)) is not None:
+                    self._upsert_domain(cur, awaiting, position * 1000 + index)
+                    continue
             self._upsert_item(cur, holder, shown, position * 1000 + index)
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
@@ -193,6 +172,42 @@ class DomainInventory(ReadModel):
                 and _item_named(other, item["domain"]) is not None
             ):
                 return other
+        return None
+
+    @staticmethod
+    def _upsert_domain(cur: Any, domain: Domain, row_position: int) -> None:
+        cur.execute(
+            _UPSERT,
+            (
+                public_id("dom", domain.id),
+                row_position,
+                domain.tenant,
+                domain.name,
+                domain.status,
+                domain.category,
+                domain.source,
+                domain.suite,
+                domain.provider,
+                domain.order_id,
+                domain.customer_id,
+                domain.workspace_id,
+                domain.forwarding_url,
+                domain.auto_renew,
+                domain.reason,
+                json.dumps(domain.dns_records),
+                domain.created_at,
+                domain.updated_at,
+            ),
+        )
+
+    def _still_awaiting_nameservers(self, item: dict[str, Any]) -> Domain | None:
+        """The imported Domain of a released item, when its nameservers still do not point at
+        us: the row shows that again rather than a domain ready for use."""
+        if item.get("nameservers_since") is None:
+            return None
+        domain = self.store.find(parse_id("dom", item["id"]), Domain)
+        if isinstance(domain, Domain) and domain.status == "action_required":
+            return domain
         return None
 
     @staticmethod

@@ -154,6 +154,10 @@ _FREE_DOMAINS = (
     "AND NOT EXISTS (SELECT 1 FROM order_domains b WHERE b.tenant = d.tenant "
     "AND b.domain = d.domain AND b.kind = 'order' AND b.status IN ({active})) "
     "AND (d.workspace_id IS NULL OR d.workspace_id = ? OR d.customer_id = ?) "
+    # An imported domain whose nameservers do not point at us yet would hold the order up:
+    # only a partner naming it takes it on (the order then waits in its dns step).
+    "AND NOT EXISTS (SELECT 1 FROM domains x WHERE x.id = d.dom_id "
+    "AND x.status = 'action_required') "
     "ORDER BY (SELECT MIN(f.position) FROM order_domains f WHERE f.tenant = d.tenant "
     f"AND f.domain = d.domain AND {_COUNTS.format(t='f')}), d.domain"
 ).format(active=", ".join(f"'{state}'" for state in ACTIVE_STATES))

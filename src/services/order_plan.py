@@ -284,11 +284,7 @@ def _domains(
                 items.append(new_domain_item(name, suite, "named", 0, dom_id))
                 continue
             imported = _imported_domain(import_rows, name, field)
-            item = new_domain_item(name, suite, "named", 0, str(imported["id"]))
-            if imported["status"] == "action_required":
-                # The simulated DNS decides from the import's start when they are pointed.
-                item["nameservers_since"] = imported["created_at"]
-            items.append(item)
+            items.append(new_domain_item(name, suite, "named", 0, str(imported["id"])))
         free = owned_free_domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
@@ -302,23 +298,32 @@ def _domains(
             for _ in range(missing):
                 name = _generated_name(workspace)
                 items.append(new_domain_item(name, suite, "generated", registration_price(name)))
-        _keep_auto_renew(cur, items)
+        _owned_domain_facts(cur, items)
     return items
 
 
-def _keep_auto_renew(cur: Any, items: list[dict[str, Any]]) -> None:
-    """An owned domain keeps its renewal choice (a purchase's `auto_renew: false`, spec 4.2)
-    on the order that uses it, and so after the order releases it."""
+def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
+    """What an owned domain brings to the order that uses it: its renewal choice (a purchase's
+    `auto_renew: false`, spec 4.2, kept after the order releases it), and for an imported
+    domain the start of its import, from which the simulated DNS decides whether its
+    nameservers point at us. However the order came by it (named, picked from inventory,
+    released by an earlier order), its `dns` step waits until they do."""
     ids = [item["id"] for item in items if item["source"] != "generated"]
     if not ids:
         return
     marks = ", ".join("?" for _ in ids)
     rows = cur.execute(
-        f"SELECT id, auto_renew FROM domains WHERE id IN ({marks})", tuple(ids)
+        f"SELECT id, auto_renew, source, created_at FROM domains WHERE id IN ({marks})",
+        tuple(ids),
     ).fetchall()
-    renew = {row["id"]: bool(row["auto_renew"]) for row in rows}
+    by_id = {row["id"]: row for row in rows}
     for item in items:
-        item["auto_renew"] = renew.get(item["id"], item["auto_renew"])
+        row = by_id.get(item["id"])
+        if row is None:
+            continue
+        item["auto_renew"] = bool(row["auto_renew"])
+        if row["source"] == "imported":
+            item.setdefault("nameservers_since", row["created_at"])
 
 
 def plan_order(

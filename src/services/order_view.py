@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.orders import Order
+from domain.orders import Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import public_id
@@ -14,14 +14,14 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else iso(ts)
 
 
-def domain_view(item: dict[str, Any]) -> dict[str, Any]:
+def domain_view(item: dict[str, Any], order_status: str) -> dict[str, Any]:
     return {
         "id": item["id"],
         "domain": item["domain"],
         "suite": item["suite"],
         # The mail provider the domain is connected to; null for a bare purchase.
         "provider": item["suite"],
-        "status": item["status"],
+        "status": shown_item_status(order_status, item),
         "source": item["source"],
         "auto_renew": item.get("auto_renew", True),
         "price_cents": item["price_cents"],
@@ -63,10 +63,10 @@ def order_view(order: Order) -> dict[str, Any]:
         "bundle_id": order.bundle_id,
         "licenses": licenses,
         "sizing": order.shape,
-        "domains": [domain_view(item) for item in order.domains],
+        "domains": [domain_view(item, order.status) for item in order.domains],
         # Old domains a premium swap keeps sending until `warm_until`, then detaches.
         "warm_domains": [
-            {**domain_view(item), "warm_until": iso(item["warm_until"]), "swap_id": item["swap_id"]}
+            {**domain_view(item, order.status), "warm_until": iso(item["warm_until"]), "swap_id": item["swap_id"]}
             for item in order.warm_domains
         ],
         "personas": order.personas,

@@ -58,7 +58,7 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
         return events
     for item in order.domains:
         data = {
-            **domain_view(item),
+            **domain_view(item, order.status),
             "category": "connected",
             "order_id": public_id("ord", order.id),
             "customer_id": order.customer_id,
@@ -104,7 +104,7 @@ def _domains_waiting(order: Order, action: PendingAction, at: float) -> list[Pub
         if item["domain"] not in waiting:
             continue
         data = {
-            **domain_view(item),
+            **domain_view(item, order.status),
             "status": "action_required",
             "category": "connected",
             "reason": NAMESERVERS_NOT_POINTED,

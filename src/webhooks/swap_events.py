@@ -50,7 +50,7 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
                 environment=swap.environment,
                 resource_id=swap.item["id"],
                 data={
-                    **domain_view(swap.item),
+                    **domain_view(swap.item, "completed"),
                     "category": "connected",
                     "order_id": swap.order_id,
                     "swap_id": public_id("swp", swap.id),
