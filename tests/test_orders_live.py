@@ -11,6 +11,7 @@ from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import buy, credit
 
 from domain.orders import Order
+from infra.clock import ManualClock
 from infra.ids import parse_id
 
 
@@ -98,3 +99,27 @@ def test_failed_live_order_is_refunded_and_purchase_feeds_inventory(
         wallet = live.get("/wallet").json()["data"]
         assert wallet["balance_cents"] == balance
         assert wallet["entries"][0]["type"] == "refund"
+
+
+def test_a_live_order_is_completed_after_exactly_its_four_steps(
+    service_factory: ServiceFactory,
+) -> None:
+    """One step (register, dns, mailboxes, sequencer) per PARTNER_API_FULFILLMENT_STEP_SECONDS:
+    the last step's save completes the order, with no idle interval after it."""
+    clock = ManualClock()
+    service = service_factory(clock=clock, fulfillment_step_seconds=5)
+    org = service.new_org()
+    credit(service, org, 10_000)
+    with service.client(service.new_key(org, "live")) as live:
+        order = place(live, counts(new_workspace(live), a=1)).json()["data"]
+        for step in range(1, 5):
+            clock.advance(5)
+            wait_for_steps(service, order["id"], step)
+        assert wait_status(live, order["id"], "completed")["status"] == "completed"
+
+
+def wait_for_steps(service: RunningService, order_id: str, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while event_names(service, order_id).count("StepCompleted") < count:
+        assert time.monotonic() < deadline, f"step {count} never ran"
+        time.sleep(0.05)

@@ -116,6 +116,8 @@ class FulfillmentWorker(PollingWorker):
                 outcome = steps.run_step(step, order, at)
                 if outcome.action is None and outcome.failure is None:
                     order.record_step(step, outcome.domains, at)
+                    if steps.next_step(order) is None:  # the last step: live at once
+                        order.complete(steps.completed_domains(order.domains), at)
                 else:
                     others = apply_outcome(self.container, order, outcome, at)
         else:
