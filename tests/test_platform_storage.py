@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,23 @@ def test_page_tokens_are_tamper_evident() -> None:
         with pytest.raises(DomainError) as error:
             tokens.decode(forged, "/partner/v1/bundles", filters, tenant)
         assert error.value.field == "page_token"
+
+
+def test_each_deployment_has_its_own_default_stream(tmp_path: Path) -> None:
+    """Deployments sharing a NATS (two test runs, staging beside production) must not take
+    each other's events; every process of one deployment must find the same stream."""
+    from infra.settings import Settings
+
+    def stream(**env: str) -> str:
+        return Settings.from_env({"PARTNER_API_DATA_DIR": str(tmp_path / "a"), **env}).nats_stream
+
+    pg = "postgresql://postgres@127.0.0.1:5432/test"
+    assert stream() == stream() != stream(PARTNER_API_DATA_DIR=str(tmp_path / "b"))
+    assert stream(PARTNER_API_DATABASE_URL=pg) == stream(
+        PARTNER_API_DATABASE_URL=pg, PARTNER_API_DATA_DIR=str(tmp_path / "b")
+    )
+    assert stream(PARTNER_API_DATABASE_URL=pg) != stream(
+        PARTNER_API_DATABASE_URL=pg, PARTNER_API_DATABASE_SCHEMA="other"
+    )
+    assert stream().startswith("PARTNER_EVENTS_")
+    assert stream(PARTNER_API_NATS_STREAM="MINE") == "MINE"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import secrets
@@ -93,7 +94,9 @@ class Settings:
             database_schema=env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
             database_pool_size=int(env.get("PARTNER_API_DATABASE_POOL_SIZE", "10")),
             nats_url=env.get("NATS_URL") or None,
-            nats_stream=env.get("PARTNER_API_NATS_STREAM", "PARTNER_EVENTS"),
+            nats_stream=env.get("PARTNER_API_NATS_STREAM")
+            or default_stream_name(env.get("PARTNER_API_DATABASE_URL") or None,
+                                   env.get("PARTNER_API_DATABASE_SCHEMA", "public"), data_dir),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),
             http_port=int(env.get("PARTNER_API_HTTP_PORT", "8080")),
             grpc_port=int(env.get("PARTNER_API_GRPC_PORT", "50051")),
@@ -113,3 +116,11 @@ class Settings:
             grpc_tls_key=_path(env.get("PARTNER_API_GRPC_TLS_KEY")),
             grpc_tls_client_ca=_path(env.get("PARTNER_API_GRPC_TLS_CLIENT_CA")),
         )
+
+
+def default_stream_name(database_url: str | None, schema: str, data_dir: Path) -> str:
+    """One JetStream stream per deployment, named after the store it serves: deployments that
+    share a NATS cluster (staging beside production, two test runs) must not take each other's
+    events, and every process of one deployment must find the same stream."""
+    store = f"{database_url}#{schema}" if database_url else str(data_dir)
+    return "PARTNER_EVENTS_" + hashlib.sha256(store.encode()).hexdigest()[:12].upper()

@@ -38,8 +38,11 @@ def eventstore_env(settings: Settings) -> dict[str, str]:
             "POSTGRES_USER": unquote(url.username or "postgres"),
             "POSTGRES_PASSWORD": unquote(url.password or ""),
             "POSTGRES_SCHEMA": settings.database_schema,
-            "POSTGRES_POOL_SIZE": str(settings.database_pool_size),
-            "POSTGRES_MAX_OVERFLOW": str(2 * settings.database_pool_size),
+            # Two open from the start, the rest (up to three times the setting) as load needs
+            # them: every role of a deployment may be its own process on one PostgreSQL,
+            # whose default max_connections (100) idle pools of ten each would use up.
+            "POSTGRES_POOL_SIZE": str(min(2, settings.database_pool_size)),
+            "POSTGRES_MAX_OVERFLOW": str(3 * settings.database_pool_size - min(2, settings.database_pool_size)),
             "POSTGRES_LOCK_TIMEOUT": "10",
         }
     settings.data_dir.mkdir(parents=True, exist_ok=True)
