@@ -177,3 +177,28 @@ def test_a_slow_organization_does_not_delay_another(
         assert slow_reached < 60
     finally:
         slow_receiver.stop()
+
+
+def test_a_gateway_of_its_own_reports_attempts_and_backlog(
+    webhooks: RunningService, receiver: Receiver, service_factory: ServiceFactory
+) -> None:
+    """decisions 1 metrics with each role its own process: the dispatcher and the publisher
+    serve no HTTP, so a gateway reports their figures from what they stored."""
+    partner, _ = connect(webhooks, receiver)
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+    event_when(partner, event["id"], "delivered")
+    gateway = service_factory(roles=["gateway"], nats_url=webhooks.container.settings.nats_url)
+
+    def figures() -> dict[str, float] | None:
+        text = httpx.get(f"{gateway.base_url}/metrics", timeout=10).text
+        values = {
+            line.split(" ")[0]: float(line.split(" ")[1])
+            for line in text.splitlines()
+            if line.startswith(("partner_api_webhook_attempts_total", "partner_api_outbox_backlog"))
+        }
+        backlog = values.get("partner_api_outbox_backlog_events")
+        return values if backlog == 0 else None
+
+    values = wait_until(figures, timeout=30)
+    assert values['partner_api_webhook_attempts_total{outcome="success"}'] >= 1
+    assert values['partner_api_webhook_attempts_total{outcome="failure"}'] == 0

@@ -42,11 +42,14 @@ class RunningRoles:
     def __init__(self, container: Container, names: list[str]) -> None:
         load_roles()  # callers may name roles without resolve_roles (tests do)
         self.roles: list[Role] = [ROLE_FACTORIES[n](container) for n in names if n != GATEWAY]
+        self.announce: str | None = None  # printed once the roles run
 
     async def start(self) -> None:
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)
+        if self.announce:
+            print(self.announce, flush=True)
 
     async def stop(self) -> None:
         for role in reversed(self.roles):
@@ -115,8 +118,12 @@ async def _serve_single(settings: Settings, roles: list[str], clock: Clock | Non
     container = Container.build(settings, clock)
     try:
         if GATEWAY in roles:
-            server, _ = build_server(container, roles)
-            print(f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH}", flush=True)
+            server, running = build_server(container, roles)
+            # Announced from the lifespan, where uvicorn already handles SIGTERM: a caller
+            # that stops the server as soon as it reads the line gets a clean exit.
+            running.announce = (
+                f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH}"
+            )
             _let_sigterm_return()
             await server.serve()
         else:

@@ -224,3 +224,15 @@ def attempts_of(cur: Any, event_ids: Sequence[str]) -> dict[str, list[dict[str, 
     for row in rows:
         found[row["event_id"]].append(row)
     return found
+
+
+def attempt_counts(db: Database) -> dict[str, int]:
+    """Every attempt recorded, by outcome (`success`, `failure`)."""
+    with db.read() as cur:
+        rows = cur.execute(
+            "SELECT succeeded, COUNT(*) AS n FROM webhook_attempts GROUP BY succeeded"
+        ).fetchall()
+    counts = {"success": 0, "failure": 0}
+    for row in rows:
+        counts["success" if row["succeeded"] else "failure"] += int(row["n"])
+    return counts

@@ -24,7 +24,6 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from domain.organizations import Organization
-from gateway.rest import metrics
 from infra.ids import parse_id
 from runtime.container import Container
 from webhooks.batched_lookup import BatchedLookup
@@ -85,8 +84,6 @@ class WebhookDispatcher:
         return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
 
     async def start(self) -> None:
-        for outcome in ("success", "failure"):  # both series scrape as 0 before any attempt
-            metrics.WEBHOOK_ATTEMPTS.labels(outcome)
         self._nc = await connect(self.settings)
         js = self._nc.jetstream()
         await ensure_stream(js, self.settings)
@@ -216,7 +213,6 @@ class WebhookDispatcher:
             async with org_slots, self._slots:
                 outcome = await self._attempt(due, endpoints)
             status = await self._record(due.event_id, outcome)
-            metrics.WEBHOOK_ATTEMPTS.labels("success" if outcome.succeeded else "failure").inc()
             if status == "failed":
                 log.warning("webhook %s failed after its last attempt", due.event_id)
         except asyncio.CancelledError:

@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 
-from gateway.rest import metrics
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
 from runtime.container import Container
 from webhooks.event_log import envelope_of
@@ -73,19 +72,6 @@ class OutboxPublisher:
         self._loop = asyncio.get_running_loop()
         self.container.store.on_saved(self._on_saved)
         self._task = asyncio.create_task(self._run(), name="outbox-publisher")
-        metrics.OUTBOX_BACKLOG.set_function(self._backlog)
-
-    def _backlog(self) -> float:
-        """Notifications past this publisher's position, measured when scraped: a batch held up
-        by NATS counts, and so does everything stored meanwhile."""
-        if self._stopping:
-            return 0.0
-        try:
-            head = self.container.store.recorder.max_notification_id() or 0
-            return float(max(0, head - tracked_position(self.db, TRACKING_NAME)))
-        except Exception:  # a scrape answers even while the store is away
-            log.warning("outbox backlog unavailable", exc_info=True)
-            return float("nan")
 
     def _on_saved(self, _notification_id: int) -> None:
         loop = self._loop

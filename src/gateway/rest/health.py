@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,6 +14,10 @@ from gateway.rest import metrics
 from gateway.rest.lists import container_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
+from webhooks.deliveries import attempt_counts
+from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
+
+log = logging.getLogger(__name__)
 
 
 @get("/healthz", operation_id="healthz", include_in_schema=False)
@@ -78,6 +83,18 @@ async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
         else await anyio.to_thread.run_sync(tracked_position, models.db, READ_MODELS_TRACKING)
     )
     metrics.PROJECTION_LAG.set(max(0, head - applied))
-    # Rendering reads the outbox backlog from the store: off the event loop.
-    text = await anyio.to_thread.run_sync(metrics.render)
+    text = await anyio.to_thread.run_sync(_render_with_stored_figures, container, head)
     return Response(text, media_type="text/plain; version=0.0.4")
+
+
+def _render_with_stored_figures(container: Any, head: int) -> bytes:
+    """The publisher and the dispatcher may be other processes (serve --role ...): their
+    figures come from what they stored, so any gateway's scrape shows them."""
+    try:
+        published = tracked_position(container.read_db, OUTBOX_TRACKING)
+        metrics.OUTBOX_BACKLOG.set(max(0, head - published))
+        metrics.WEBHOOK_ATTEMPTS.counts = attempt_counts(container.read_db)
+    except Exception:  # a scrape answers even while the store is away
+        log.warning("stored metrics unavailable", exc_info=True)
+        metrics.OUTBOX_BACKLOG.set(float("nan"))
+    return metrics.render()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 REGISTRY = CollectorRegistry()
 
@@ -19,9 +23,26 @@ LATENCY = Histogram(
 RATE_LIMITED = Counter(
     "partner_api_rate_limit_rejections", "Requests refused with 429", registry=REGISTRY
 )
-WEBHOOK_ATTEMPTS = Counter(
-    "partner_api_webhook_attempts", "Webhook delivery attempts", ["outcome"], registry=REGISTRY
-)
+
+
+class StoredAttempts(Collector):
+    """Webhook attempts by outcome, as the delivery table records them: the dispatcher may be
+    another process (serve --role dispatcher), so the scraping process counts the table."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {"success": 0, "failure": 0}
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "partner_api_webhook_attempts", "Webhook delivery attempts", labels=["outcome"]
+        )
+        for outcome, count in self.counts.items():
+            family.add_metric([outcome], count)
+        yield family
+
+
+WEBHOOK_ATTEMPTS = StoredAttempts()
+REGISTRY.register(WEBHOOK_ATTEMPTS)
 PROJECTION_LAG = Gauge(
     "partner_api_projection_lag_events",
     "Notifications not yet applied to the read models",
@@ -29,7 +50,7 @@ PROJECTION_LAG = Gauge(
 )
 OUTBOX_BACKLOG = Gauge(
     "partner_api_outbox_backlog_events",
-    "Notifications not yet published to NATS",
+    "Notifications not yet published to NATS (from the publisher's stored position)",
     registry=REGISTRY,
 )
 
