@@ -188,3 +188,20 @@ def test_projection_lag_in_a_gateway_only_process(service_factory) -> None:  # t
     with gateway.client() as client:
         text = client.get(gateway.base_url + "/metrics").text
     assert f"partner_api_projection_lag_events {float(max(0, head - applied))}" in text
+
+
+def test_a_write_answers_soon_while_the_projections_process_is_down(service_factory) -> None:  # type: ignore[no-untyped-def]
+    """Read-your-writes waits for the projections; with their process down it must not hold
+    every write for the whole bound (a client's default 5 s timeout would fire first)."""
+    import time
+
+    gateway = service_factory(roles=["gateway"])  # nobody runs the projections
+    with gateway.partner() as client:
+        started = time.monotonic()
+        response = client.post(
+            "/bundles",
+            json={"name": "Stalled", "monthly_sending_volume": 10000, "send_on_weekends": False},
+        )
+        waited = time.monotonic() - started
+    assert response.status_code == 201, response.text
+    assert waited < 5, waited

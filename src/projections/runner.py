@@ -17,6 +17,10 @@ from services.store import EventStore
 # slows writes down instead of stopping them.
 READ_YOUR_WRITES_SECONDS = 10.0
 
+# Another process runs the projections: a position that stands still this long means that
+# process is down (or stuck), and the write answers rather than hold the client for the bound.
+STALLED_SECONDS = 2.0
+
 READ_MODELS_TRACKING = "read_models"
 
 
@@ -78,8 +82,12 @@ class ReadModels:
         if self.running_here:
             return self.follower.wait_for(notification_id, timeout)
         deadline = time.monotonic() + timeout
-        while tracked_position(self.db, READ_MODELS_TRACKING) < notification_id:
-            if time.monotonic() >= deadline:
+        seen, moved_at = -1, time.monotonic()
+        while (position := tracked_position(self.db, READ_MODELS_TRACKING)) < notification_id:
+            now = time.monotonic()
+            if position != seen:
+                seen, moved_at = position, now
+            if now >= deadline or now - moved_at >= STALLED_SECONDS:
                 return False
             time.sleep(0.01)
         return True
