@@ -68,3 +68,18 @@ def test_usable_for_counts_only_the_asking_organizations_own_use(service: Runnin
         assert generated.status_code == 200, generated.text
         names = [n for group in generated.json()["data"]["domains"] for n in group["domains"]]
         assert name in names
+
+
+def test_swapping_a_shared_name_off_one_order_leaves_it_with_the_other(
+    service: RunningService,
+) -> None:
+    with service.partner() as client:
+        name, kept, swapped_from = _shared(client)
+        swap = client.post(
+            "/swaps", json={"order_id": swapped_from, "domain": name, "type": "standard"}
+        )
+        assert swap.status_code == 201, swap.text
+        assert swap.json()["data"]["status"] == "completed"
+        service.wait_projections()
+        (row,) = domains(client, domain=name)
+        assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", kept)

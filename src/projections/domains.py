@@ -18,7 +18,8 @@ from typing import Any
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
-from infra.ids import parse_id, public_id
+from infra.ids import public_id
+from projections import domain_holders as holders
 from projections.base import ReadModel, on
 
 DOMAIN_EVENTS = (
@@ -74,7 +75,7 @@ def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
 
 class DomainInventory(ReadModel):
     name = "domains"
-    tables = ("domains", "domain_usage")
+    tables = ("domains", "domain_usage", holders.TABLE)
     ddl = (
         "CREATE TABLE IF NOT EXISTS domains (id TEXT PRIMARY KEY, position BIGINT NOT NULL, "
         "tenant TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL, category TEXT NOT NULL, "
@@ -87,6 +88,7 @@ class DomainInventory(ReadModel):
         "CREATE TABLE IF NOT EXISTS domain_usage (holder TEXT NOT NULL, name TEXT NOT NULL, "
         "suite TEXT NOT NULL, PRIMARY KEY (holder, name))",
         "CREATE INDEX IF NOT EXISTS domain_usage_name ON domain_usage (name)",
+        *holders.DDL,
     )
 
     def attach(self, store: Any) -> None:
@@ -104,6 +106,7 @@ class DomainInventory(ReadModel):
     def domain_changed(self, cur: Any, event: Any, position: int) -> None:
         domain: Domain = self._at_version(event)
         dom_id = public_id("dom", domain.id)
+        holders.record_version(cur, dom_id, event.originator_version)
         if domain.order_id is None and self._held_by_order(cur, dom_id):
             # An order named this imported domain: its row follows the order now, and the
             # Domain aggregate only contributes what it still owns (forwarding).
@@ -128,22 +131,15 @@ class DomainInventory(ReadModel):
         order_id = public_id("ord", order.id)
         # A premium swap's old domain stays connected, like the order's own, until detached.
         held = [*order.domains, *order.warm_domains]
+        holders.record_version(cur, order_id, event.originator_version)
         for index, item in enumerate(held):
-            holder, shown = order, item
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
-                # One name may serve a suite_a order and a suite_b order at once (spec 2.5):
-                # leaving one of them, it stays connected to the other.
-                other = self._other_active_holder(cur, order, item)
-                if other is not None:
-                    holder = other
-                    shown = {**(_item_named(other, item["domain"]) or item), "id": item["id"]}
-                elif (awaiting := self._still_awaiting_nameservers(item)) is not None:
-                    self._upsert_domain(cur, awaiting, position * 1000 + index)
-                    continue
-            self._upsert_item(cur, holder, shown, position * 1000 + index)
+                self._released(cur, order, item, position * 1000 + index)
+            else:
+                self._upsert_item(cur, order, item, position * 1000 + index)
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
-            self._detached(cur, order, detached, position * 1000 + len(held))
+            self._released(cur, order, detached, position * 1000 + len(held), swapped=True)
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
         if order.kind != PURCHASE and order.status in ACTIVE_STATES:
             for item in held:
@@ -154,25 +150,24 @@ class DomainInventory(ReadModel):
                         (order_id, item["domain"], item["suite"]),
                     )
 
-
-    def _other_active_holder(self, cur: Any, order: Order, item: dict[str, Any]) -> Order | None:
-        """Another active order of the same tenant using this item's name, if any."""
-        rows = cur.execute(
-            "SELECT holder FROM domain_usage WHERE name = ? AND holder <> ? "
-            "AND substr(holder, 1, 4) = 'ord_'",
-            (item["domain"], public_id("ord", order.id)),
-        ).fetchall()
-        for row in rows:
-            other_id = parse_id("ord", row["holder"])
-            other = self.store.find(other_id, Order) if other_id is not None else None
-            if (
-                isinstance(other, Order)
-                and other.tenant == order.tenant
-                and other.status in ACTIVE_STATES
-                and _item_named(other, item["domain"]) is not None
-            ):
-                return other
-        return None
+    def _released(
+        self, cur: Any, order: Order, item: dict[str, Any], row_position: int, swapped: bool = False
+    ) -> None:
+        """The order let the domain go (cancelled, failed, swapped out). A name another active
+        order still uses stays connected to it; an import still waiting for its nameservers
+        shows that again; anything else is inventory."""
+        other = holders.other_active_holder(
+            cur, self.store, public_id("ord", order.id), order.tenant, item["domain"]
+        )
+        if other is not None:
+            holder, held = other
+            self._upsert_item(cur, holder, {**held, "id": item["id"]}, row_position)
+        elif (awaiting := holders.awaiting_nameservers(cur, self.store, item)) is not None:
+            self._upsert_domain(cur, awaiting, row_position)
+        elif swapped:
+            self._detached(cur, order, item, row_position)
+        else:
+            self._upsert_item(cur, order, item, row_position)
 
     @staticmethod
     def _upsert_domain(cur: Any, domain: Domain, row_position: int) -> None:
@@ -199,16 +194,6 @@ class DomainInventory(ReadModel):
                 domain.updated_at,
             ),
         )
-
-    def _still_awaiting_nameservers(self, item: dict[str, Any]) -> Domain | None:
-        """The imported Domain of a released item, when its nameservers still do not point at
-        us: the row shows that again rather than a domain ready for use."""
-        if item.get("nameservers_since") is None:
-            return None
-        domain = self.store.find(parse_id("dom", item["id"]), Domain)
-        if isinstance(domain, Domain) and domain.status == "action_required":
-            return domain
-        return None
 
     @staticmethod
     def _upsert_item(cur: Any, order: Order, item: dict[str, Any], row_position: int) -> None:
@@ -291,10 +276,6 @@ class DomainInventory(ReadModel):
         )
 
 
-def _item_named(order: Order, name: str) -> dict[str, Any] | None:
-    return next((i for i in [*order.domains, *order.warm_domains] if i["domain"] == name), None)
-
-
 def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]]:
     """The suites this tenant (organization and environment) currently uses each of these
     names for. Only its own: a name another organization holds is not available at all, and
@@ -313,9 +294,7 @@ def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]
     return found
 
 
-def owners_by_name(
-    cur: Any, names: list[str], tenant: str | None = None
-) -> dict[str, set[str]]:
+def owners_by_name(cur: Any, names: list[str], tenant: str | None = None) -> dict[str, set[str]]:
     """The tenants holding each of these names. Given the asking `tenant`, only those of its
     environment (sandbox holdings are synthetic: they never make a live name registered, nor
     the reverse). A failed row still holds its name: a bought domain whose later order failed

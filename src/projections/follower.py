@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,9 @@ from services.store import EventStore
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Any, DomainEventProtocol[Any], int], None]
+
+# The longest a batch runs before it commits what it applied (see `ReadModels.wait_for`).
+MAX_BATCH_SECONDS = 0.5
 
 
 def ensure_tracking_table(db: Database) -> None:
@@ -124,17 +128,25 @@ class Follower:
             self._set_position(previous)
             return 0
         mapper = self.store.mapper
+        applied = 0
+        started = time.monotonic()
         # Pipeline mode on PostgreSQL: a batch's many small writes go out without a round trip
         # each, which under load kept every waiting request (read-your-writes) waiting longer.
         with self.db.bulk_transaction() as cur:
             for notification in notifications:
                 self.handle(cur, mapper.to_domain_event(notification), notification.id)
-            advance_tracking(cur, self.name, previous, notifications[-1].id)
-        self._committed = notifications[-1].id
-        self._set_position(notifications[-1].id)
+                applied += 1
+                # A long catch-up commits as it goes: the position others wait on (and read
+                # as a sign of life) moves at least this often.
+                if time.monotonic() - started >= MAX_BATCH_SECONDS:
+                    break
+            last = notifications[applied - 1].id
+            advance_tracking(cur, self.name, previous, last)
+        self._committed = last
+        self._set_position(last)
         if self.after_batch is not None:
             self.after_batch()
-        return len(notifications)
+        return applied
 
     def catch_up(self) -> None:
         while self.run_once():

@@ -17,7 +17,8 @@ from services.store import EventStore
 # slows writes down instead of stopping them.
 READ_YOUR_WRITES_SECONDS = 10.0
 
-# Another process runs the projections: a position that stands still this long means that
+# Another process runs the projections: it commits what it applied at least every
+# MAX_BATCH_SECONDS while it has work, so a position that stands still this long means that
 # process is down (or stuck), and the write answers rather than hold the client for the bound.
 STALLED_SECONDS = 2.0
 
