@@ -183,5 +183,7 @@ def test_each_deployment_has_its_own_default_stream(tmp_path: Path) -> None:
     assert stream(PARTNER_API_DATABASE_URL=pg) != stream(
         PARTNER_API_DATABASE_URL=pg, PARTNER_API_DATABASE_SCHEMA="other"
     )
+    same_place = "postgres://app:secret@127.0.0.1/test?sslmode=prefer"
+    assert stream(PARTNER_API_DATABASE_URL=pg) == stream(PARTNER_API_DATABASE_URL=same_place)
     assert stream().startswith("PARTNER_EVENTS_")
     assert stream(PARTNER_API_NATS_STREAM="MINE") == "MINE"

@@ -36,7 +36,9 @@ class Database(Protocol):
         ...
 
     def bulk_transaction(self) -> Any:
-        """As `transaction`, for many writes whose results are not read back (rowcount)."""
+        """As `transaction`, for many small writes (PostgreSQL pipeline mode): a fetch still
+        waits for its own result, but `rowcount` is unreliable, so read results back with
+        RETURNING."""
         ...
 
     def read(self) -> Any:

@@ -8,6 +8,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 # The waits between the 5 attempts (spec 6: up to 5 over 24 hours, exponential backoff): x10
 # each time, the last attempt 18.5 h after the first. A fifth wait would never be used.
@@ -32,6 +33,13 @@ def _schedule(value: str | None) -> tuple[float, ...]:
         # An infinite or NaN wait would leave deliveries pending for good: refuse to start.
         raise ValueError(f"PARTNER_API_WEBHOOK_RETRY_SCHEDULE: waits are seconds >= 0: {value}")
     return waits or DEFAULT_RETRY_SCHEDULE  # "," alone names no wait: keep the default
+
+
+def _pool_size(value: str | None) -> int:
+    size = int(value or "10")
+    if size < 1:
+        raise ValueError(f"PARTNER_API_DATABASE_POOL_SIZE: at least 1 connection: {value}")
+    return size
 
 
 def _path(value: str | None) -> Path | None:
@@ -92,11 +100,14 @@ class Settings:
             data_dir=data_dir,
             database_url=env.get("PARTNER_API_DATABASE_URL") or None,
             database_schema=env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
-            database_pool_size=int(env.get("PARTNER_API_DATABASE_POOL_SIZE", "10")),
+            database_pool_size=_pool_size(env.get("PARTNER_API_DATABASE_POOL_SIZE")),
             nats_url=env.get("NATS_URL") or None,
             nats_stream=env.get("PARTNER_API_NATS_STREAM")
-            or default_stream_name(env.get("PARTNER_API_DATABASE_URL") or None,
-                                   env.get("PARTNER_API_DATABASE_SCHEMA", "public"), data_dir),
+            or default_stream_name(
+                env.get("PARTNER_API_DATABASE_URL") or None,
+                env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
+                data_dir,
+            ),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),
             http_port=int(env.get("PARTNER_API_HTTP_PORT", "8080")),
             grpc_port=int(env.get("PARTNER_API_GRPC_PORT", "50051")),
@@ -121,6 +132,11 @@ class Settings:
 def default_stream_name(database_url: str | None, schema: str, data_dir: Path) -> str:
     """One JetStream stream per deployment, named after the store it serves: deployments that
     share a NATS cluster (staging beside production, two test runs) must not take each other's
-    events, and every process of one deployment must find the same stream."""
-    store = f"{database_url}#{schema}" if database_url else str(data_dir)
+    events, and every process of one deployment must find the same stream. Only where the data
+    lives counts (host, port, database, schema), not how a process spells or logs into it."""
+    if database_url:
+        url = urlsplit(database_url)
+        store = f"{url.hostname or 'localhost'}:{url.port or 5432}/{url.path.lstrip('/')}#{schema}"
+    else:
+        store = str(data_dir)
     return "PARTNER_EVENTS_" + hashlib.sha256(store.encode()).hexdigest()[:12].upper()

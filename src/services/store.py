@@ -30,6 +30,7 @@ VERSIONS_CACHED = 1024
 def eventstore_env(settings: Settings) -> dict[str, str]:
     if settings.database_url:
         url = urlparse(settings.database_url)
+        opened = min(2, settings.database_pool_size)
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
             "POSTGRES_DBNAME": url.path.lstrip("/") or "postgres",
@@ -41,8 +42,8 @@ def eventstore_env(settings: Settings) -> dict[str, str]:
             # Two open from the start, the rest (up to three times the setting) as load needs
             # them: every role of a deployment may be its own process on one PostgreSQL,
             # whose default max_connections (100) idle pools of ten each would use up.
-            "POSTGRES_POOL_SIZE": str(min(2, settings.database_pool_size)),
-            "POSTGRES_MAX_OVERFLOW": str(3 * settings.database_pool_size - min(2, settings.database_pool_size)),
+            "POSTGRES_POOL_SIZE": str(opened),
+            "POSTGRES_MAX_OVERFLOW": str(3 * settings.database_pool_size - opened),
             "POSTGRES_LOCK_TIMEOUT": "10",
         }
     settings.data_dir.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,12 @@ def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: flo
                 params,
             ).fetchall()
             new_ids.update(row["event_id"] for row in inserted)
-    return [item for item in items if item.event_id in new_ids]
+    new: list[Due] = []
+    for item in items:  # an event JetStream handed over twice in one batch counts once
+        if item.event_id in new_ids:
+            new_ids.discard(item.event_id)
+            new.append(item)
+    return new
 
 
 def claim_due(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.orders import COMPLETED
 from domain.swaps import USER_NAMES, Swap
 from infra.ids import public_id
 from services.order_view import domain_view
@@ -50,7 +51,7 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
                 environment=swap.environment,
                 resource_id=swap.item["id"],
                 data={
-                    **domain_view(swap.item, "completed"),
+                    **domain_view(swap.item, COMPLETED),
                     "category": "connected",
                     "order_id": swap.order_id,
                     "swap_id": public_id("swp", swap.id),

@@ -15,7 +15,7 @@ V1_SERVICE_NAME = "grpc.reflection.v1.ServerReflection"
 
 
 def enable_reflection(service_names: Sequence[str], server: Any) -> None:
-    names = (*service_names, reflection.SERVICE_NAME)
+    names = (*service_names, reflection.SERVICE_NAME, V1_SERVICE_NAME)
     servicer = reflection.aio.ReflectionServicer(names)
     reflection.enable_server_reflection(names, server)
     handler = grpc.method_handlers_generic_handler(
