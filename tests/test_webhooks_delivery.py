@@ -97,6 +97,9 @@ def test_retries_on_500_keep_the_event_id(webhooks: RunningService, receiver: Re
     got = receiver.of_event(event["id"])
     assert len(got) >= 3 and len({r.body for r in got}) == 1
     assert all(independently_verified(secret, r) for r in got)
+    metrics = httpx.get(f"{webhooks.base_url}/metrics", timeout=10).text
+    assert f'partner_api_webhook_attempts_total{{outcome="failure"}} {len(codes) - 1}.0' in metrics
+    assert 'partner_api_webhook_attempts_total{outcome="success"} 1.0' in metrics
 
 
 def first_attempt_of_its_event(got: list[Received]) -> bool:

@@ -128,7 +128,20 @@ def record_attempts(
                 continue
             statuses.append(_record(cur, event_id, counter, outcome, schedule, now))
             counters[event_id] = (counter[0] + 1, counter[1] + 1)
+        _add_to_totals(cur, [o for event_id, o in outcomes if event_id in counters])
         return statuses
+
+
+def _add_to_totals(cur: Any, recorded: Sequence[Outcome]) -> None:
+    succeeded = sum(1 for outcome in recorded if outcome.succeeded)
+    for name, count in (("success", succeeded), ("failure", len(recorded) - succeeded)):
+        if count:
+            cur.execute(
+                "INSERT INTO webhook_attempt_totals (outcome, attempts) VALUES (?, ?) "
+                "ON CONFLICT (outcome) DO UPDATE SET "
+                "attempts = webhook_attempt_totals.attempts + excluded.attempts",
+                (name, count),
+            )
 
 
 def record_attempt(
@@ -234,10 +247,8 @@ def attempts_of(cur: Any, event_ids: Sequence[str]) -> dict[str, list[dict[str, 
 def attempt_counts(db: Database) -> dict[str, int]:
     """Every attempt recorded, by outcome (`success`, `failure`)."""
     with db.read() as cur:
-        rows = cur.execute(
-            "SELECT succeeded, COUNT(*) AS n FROM webhook_attempts GROUP BY succeeded"
-        ).fetchall()
+        rows = cur.execute("SELECT outcome, attempts FROM webhook_attempt_totals").fetchall()
     counts = {"success": 0, "failure": 0}
     for row in rows:
-        counts["success" if row["succeeded"] else "failure"] += int(row["n"])
+        counts[row["outcome"]] = int(row["attempts"])
     return counts

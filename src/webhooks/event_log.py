@@ -30,6 +30,10 @@ DELIVERY_DDL = (
     "attempted_at DOUBLE PRECISION NOT NULL, status_code INTEGER, error TEXT, "
     "duration_ms DOUBLE PRECISION NOT NULL, succeeded BOOLEAN NOT NULL, "
     "PRIMARY KEY (event_id, number))",
+    # Running totals by outcome for /metrics: counting the attempts table on every scrape
+    # would read a table that only grows.
+    "CREATE TABLE IF NOT EXISTS webhook_attempt_totals (outcome TEXT PRIMARY KEY, "
+    "attempts BIGINT NOT NULL)",
 )
 
 
