@@ -57,24 +57,33 @@ async def idempotent(
     store = container_of(request).idempotency
     scope = principal_of(request).tenant
     body = await request.body()
-    stored = store.begin(scope, key, fingerprint(request.method, request.url.path, body))
-    if not isinstance(stored, Claim):
+    claimed = fingerprint(request.method, request.url.path, body)
+
+    def once() -> tuple[Any, bytes | None]:
+        # The claim, the work and its record in one worker thread: no store round trip blocks
+        # the event loop, and a client gone mid-request still leaves the outcome recorded.
+        stored = store.begin(scope, key, claimed)
+        if not isinstance(stored, Claim):
+            return stored, None
+        token = stored.enter()
+        try:
+            encoded = msgspec.json.encode(run())
+        except BaseException:
+            store.release(scope, key)
+            raise
+        finally:
+            Claim.leave(token)
+        store.finish(scope, key, status_code, encoded)
+        return None, encoded
+
+    stored, encoded = await anyio.to_thread.run_sync(once)
+    if encoded is None:
         return Response(
             stored.body,
             status_code=stored.status,
             media_type="application/json",
             headers={"Idempotent-Replayed": "true"},
         )
-    token = stored.enter()  # the worker thread inherits it (contextvars are copied)
-    try:
-        result = await anyio.to_thread.run_sync(run)
-    except BaseException:
-        store.release(scope, key)
-        raise
-    finally:
-        Claim.leave(token)
-    encoded = msgspec.json.encode(result)
-    store.finish(scope, key, status_code, encoded)
     return Response(encoded, status_code=status_code, media_type="application/json")
 
 
