@@ -200,10 +200,15 @@ def _record(
         status = "pending"
         next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
     cur.execute(
-        "UPDATE webhook_deliveries SET status = ?, attempts = ?, round_attempts = ?, "
-        "next_attempt_at = ?, claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), "
-        "updated_at = ? WHERE event_id = ?",
-        (status, number, in_round, next_at, delivered_at, now, event_id),
+        "UPDATE webhook_deliveries SET attempts = ? WHERE event_id = ?", (number, event_id)
+    )
+    # Only from the round read: a redelivery that started a new round meanwhile stands (its
+    # attempts are still to come), where this write would have ended it as failed.
+    cur.execute(
+        "UPDATE webhook_deliveries SET status = ?, round_attempts = ?, next_attempt_at = ?, "
+        "claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), updated_at = ? "
+        "WHERE event_id = ? AND round_attempts = ?",
+        (status, in_round, next_at, delivered_at, now, event_id, counter[1]),
     )
     return status
 
