@@ -49,7 +49,6 @@ ACTIVE_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED, COMPLETED)
 BUSY_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED)
 
 
-
 def shown_item_status(order_status: str, item: dict[str, Any]) -> str:
     """A domain item's status as partners see it: while its order waits on them, a domain not
     yet live needs their attention too (spec 2.4 `action_required`), in the order's view and

@@ -66,7 +66,11 @@ def order_view(order: Order) -> dict[str, Any]:
         "domains": [domain_view(item, order.status) for item in order.domains],
         # Old domains a premium swap keeps sending until `warm_until`, then detaches.
         "warm_domains": [
-            {**domain_view(item, order.status), "warm_until": iso(item["warm_until"]), "swap_id": item["swap_id"]}
+            {
+                **domain_view(item, order.status),
+                "warm_until": iso(item["warm_until"]),
+                "swap_id": item["swap_id"],
+            }
             for item in order.warm_domains
         ],
         "personas": order.personas,

@@ -17,7 +17,6 @@ from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import ORDER, PLACEMENT_ID, Order
 from domain.pending_actions import PendingAction
-from domain.pool_domains import REMOVABLE
 from fulfillment import steps
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
@@ -25,7 +24,7 @@ from services.domain_claims import DomainsHeld, claim_domains
 from services.idempotency import claimed_id, earlier_attempt_possible
 from services.order_plan import Plan, plan_order
 from services.order_view import order_view, pending_action_view
-from services.pool_records import find_pool_domain
+from services.swap_pool import leave_pool
 from services.wallet import load_wallet, retry_conflicts
 
 PLACEMENT_ATTEMPTS = 3
@@ -222,8 +221,8 @@ def cancel_order(container: Any, principal: Principal, order_id: str) -> dict[st
         order = load_order(container, principal, order_id)
         at = container.clock.now()
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
-        _save(container, order, *close_pending_action(container, order, at),
-              *_leave_pool(container, order, at))
+        closed = close_pending_action(container, order, at)
+        _save(container, order, *closed, *_leave_pool(container, order, at))
         return order_view(order)
 
     return retry_conflicts(run)
@@ -234,18 +233,13 @@ def _leave_pool(container: Any, order: Order, at: float) -> list[Aggregate]:
     them), so the ones the pool holds idle leave it, as a swapped-out domain does. One that an
     attach already linked stays with its workspace until released."""
     order_id = public_id("ord", order.id)
-    left: list[Aggregate] = []
-    for item in order.domains:
-        pool = find_pool_domain(container, order.org_id, order.environment, item["domain"])
-        if (
-            pool is not None
-            and pool.pooled
-            and pool.order_id == order_id
-            and pool.condition_at(at) in REMOVABLE
-        ):
-            pool.remove(at)
-            left.append(pool)
-    return left
+    return [
+        pool
+        for item in order.domains
+        for pool in leave_pool(
+            container, order.org_id, order.environment, item["domain"], at, of_order=order_id
+        )
+    ]
 
 
 def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:

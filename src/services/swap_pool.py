@@ -46,11 +46,19 @@ def refuse_if_linked(container: Any, org_id: str, environment: str, name: str) -
 
 
 def leave_pool(
-    container: Any, org_id: str, environment: str, name: str, at: float
+    container: Any,
+    org_id: str,
+    environment: str,
+    name: str,
+    at: float,
+    of_order: str | None = None,
 ) -> list[PoolDomain]:
-    """The pool record, removed (unsaved), when the domain was pooled and not linked."""
+    """The pool record, removed (unsaved), when the domain was pooled and not linked (and,
+    given `of_order`, pooled from that order: a cancelled order's domains leave the pool too)."""
     pool = _pooled(container, org_id, environment, name)
     if pool is None or pool.condition_at(at) not in REMOVABLE:
+        return []
+    if of_order is not None and pool.order_id != of_order:
         return []
     pool.remove(at)
     return [pool]

@@ -26,8 +26,9 @@ RATE_LIMITED = Counter(
 
 
 class StoredAttempts(Collector):
-    """Webhook attempts by outcome, as the delivery table records them: the dispatcher may be
-    another process (serve --role dispatcher), so the scraping process counts the table."""
+    """Webhook attempts by outcome, from the totals the dispatcher stores with each batch of
+    attempts: it may be another process (serve --role dispatcher), so the scraping process
+    reads them (`counts`, set at scrape time)."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {"success": 0, "failure": 0}

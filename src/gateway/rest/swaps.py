@@ -87,7 +87,13 @@ class SwapOut(msgspec.Struct, kw_only=True):
     warm_until: Annotated[
         str | None, _doc(f"premium: when the old domain is detached ({PREMIUM_WARM_DAYS} days)")
     ]
-    old_domain_detached_at: Annotated[str | None, _doc("when the old domain left the order: a standard swap's completion, a premium swap's end of warm period")]
+    old_domain_detached_at: Annotated[
+        str | None,
+        _doc(
+            "when the old domain left the order: a standard swap's completion, "
+            "a premium swap's end of warm period"
+        ),
+    ]
     created_at: str
     updated_at: str
     completed_at: str | None
