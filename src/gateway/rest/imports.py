@@ -16,6 +16,7 @@ from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.imports import __doc__ as IMPORT_RULES
 
@@ -78,12 +79,6 @@ class ImportJobList(msgspec.Struct):
     data: list[ImportJobOut]
     links: Links
     meta: Meta
-
-
-# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
-}
 
 
 ONE_JOB = ResponseSpec(ImportJobResponse, description="The import job")

@@ -6,7 +6,6 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
@@ -15,6 +14,7 @@ from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import decode_body
 from gateway.rest.order_shapes import ONE_ORDER
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.purchase import __doc__ as PURCHASE_RULES
 from services.purchase import purchase_domains
 
@@ -27,12 +27,6 @@ class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class PurchaseBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     domains: list[PurchaseItem]
     workspace_id: str | None = None
-
-
-# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
-}
 
 
 class PurchaseController(Controller):

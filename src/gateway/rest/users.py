@@ -13,7 +13,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.workspaces import PROVIDER_ERRORS
+from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
 
 
@@ -48,12 +48,6 @@ class UserPage(msgspec.Struct):
     data: list[UserOut]
     links: Links
     meta: Meta
-
-
-# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
-}
 
 
 class UsersController(Controller):

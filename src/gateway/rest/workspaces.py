@@ -81,6 +81,11 @@ class WorkspacePage(msgspec.Struct):
 ProviderFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(PROVIDERS)})]
 
 
+# The shared 404 goes only to paths with an id parameter; this one names an id in its body.
+UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
+    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
+}
+
 # The sequencing provider checks the credentials (adapters/sequencers.py); both codes are beyond
 # the shared list, so each operation that calls the provider names them.
 PROVIDER_ERRORS: dict[int, ResponseSpec] = {
