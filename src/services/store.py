@@ -45,6 +45,7 @@ def eventstore_env(settings: Settings) -> dict[str, str]:
             "POSTGRES_POOL_SIZE": str(opened),
             "POSTGRES_MAX_OVERFLOW": str(3 * settings.database_pool_size - opened),
             "POSTGRES_LOCK_TIMEOUT": "10",
+            "APPLICATION_RECORDER_TOPIC": "infra.pg_recorder:OneStatementRecorder",
         }
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return {

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from litestar import Controller, Request, get
 
-from gateway.rest.auth import authorize, principal_of
+from gateway.rest.auth import authorize_off_loop, principal_of
 from gateway.rest.errors import send_raw_error
 from services.accounts import Principal
 
@@ -62,7 +62,7 @@ async def serve_me(container: Any, scope: dict[str, Any], send: Any) -> None:
     """`GET /partner/v1/me` as raw ASGI: what the Litestar route answers, byte for byte."""
     scope["path_template"] = ME_PATH
     try:
-        principal, rate_headers = authorize(container, scope)
+        principal, rate_headers = await authorize_off_loop(container, scope)
     except Exception as error:  # noqa: BLE001 - answered like Litestar's exception handler
         await send_raw_error(send, scope["request_id"], error, f"GET {ME_PATH}")
         return

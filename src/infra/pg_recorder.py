@@ -1,0 +1,72 @@
+"""The PostgreSQL event recorder: eventsourcing's, with each save one statement.
+
+eventsourcing's recorder takes an EXCLUSIVE lock on the events table (so that notification ids
+commit in the order they were issued, and no follower skips a gap that fills later), then
+inserts, then waits for the reply before it sends COMMIT: the lock is held across a client
+round trip. In a busy process the thread holding it also waits for the GIL between the two,
+and every other save queues behind it: under load a save took 25 ms against 1.6 ms alone.
+
+Here the lock, the insert and the commit run in the server, in one call of a function, in
+autocommit: the lock is held only while PostgreSQL inserts and commits. The ordering guarantee
+is the same (the same lock, taken before any id is issued, released at commit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from psycopg.sql import SQL, Identifier
+
+
+class OneStatementRecorder(PostgresApplicationRecorder):
+    def __init__(
+        self, datastore: PostgresDatastore, *, events_table_name: str = "stored_events"
+    ) -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        # Named after the table: eventsourcing's own function is one per schema, whichever
+        # table was created last in it.
+        self.insert_function = f"{self.events_table_name}_insert_in_order"
+        schema = Identifier(self.datastore.schema)
+        function = Identifier(self.insert_function)
+        table = Identifier(self.events_table_name)
+        self.sql_create_statements[self.create_insert_function_statement_index] = SQL(
+            "CREATE OR REPLACE FUNCTION {schema}.{function}(events {schema}.{event}[]) "
+            "RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$ "
+            "BEGIN "
+            "  SET LOCAL lock_timeout = '{lock_timeout}s'; "
+            "  LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
+            "  NOTIFY {channel}; "
+            "  RETURN QUERY INSERT INTO {schema}.{table} AS t "
+            "    (originator_id, originator_version, topic, state) "
+            "    SELECT originator_id, originator_version, topic, state FROM unnest(events) "
+            "    RETURNING notification_id; "
+            "END; $BODY$"
+        ).format(
+            schema=schema,
+            function=function,
+            table=table,
+            event=Identifier(self.stored_event_type_name),
+            lock_timeout=self.datastore.lock_timeout,
+            channel=Identifier(self.channel_name),
+        )
+        self._call_insert = SQL("SELECT * FROM {schema}.{function}((%s))").format(
+            schema=schema, function=function
+        )
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        rows = [
+            self.construct_pg_stored_event(
+                e.originator_id, e.originator_version, e.topic, e.state
+            )
+            for e in stored_events
+        ]
+        if not rows:
+            return []
+        with self.datastore.get_connection() as conn, conn.cursor() as cursor:
+            cursor.execute(self._call_insert, (rows,), prepare=True)
+            return [row[self.insert_function] for row in cursor.fetchall()]
