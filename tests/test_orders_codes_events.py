@@ -77,6 +77,7 @@ def test_cancel_and_failure_events(service_factory: ServiceFactory) -> None:
         assert scheduled["data"]["status"] == "cancel_scheduled" and scheduled["data"]["cancel_at"]
         (done,) = events_of(live, "order.cancelled")
         assert done["data"]["released_domains"] == [order["domains"][0]["domain"]]
+        assert scheduled["data"]["destination"] == done["data"]["destination"] == order["destination"]
         assert done["data"]["refunded_cents"] == cancelled["charged_cents"] == order["price_cents"]
         (row,) = domains(live, domain=order["domains"][0]["domain"])
         assert (row["status"], row["category"]) == ("available", "inventory")
@@ -94,6 +95,7 @@ def test_cancel_and_failure_events(service_factory: ServiceFactory) -> None:
             "status": "failed",
             "reason": failed["reason"],
             "refunded_cents": failing["price_cents"],
+            "destination": failing["destination"],
         }
 
 

@@ -203,7 +203,10 @@ def test_order_webhook_events(service: RunningService) -> None:
         by_type: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             by_type.setdefault(event["type"], []).append(event)
-        assert by_type["order.in_progress"][0]["data"] == {"id": order["id"], "status": "in_progress"}
+        # Spec changelog 2026-07-10: `destination` in order responses and webhooks.
+        assert by_type["order.in_progress"][0]["data"] == {
+            "id": order["id"], "status": "in_progress", "destination": order["destination"]
+        }
         assert by_type["order.completed"][0]["data"] == order
         connected = by_type["domain.connected"]
         assert sorted(e["data"]["domain"] for e in connected) == sorted(

@@ -135,7 +135,8 @@ def test_pool_events(service: RunningService) -> None:
         for event in events:
             by_type.setdefault(event["type"], []).append(event)
         assert len(by_type["pool.domain_added"]) == 2
-        assert by_type["pool.domain_added"][0]["data"]["condition"] == "available"
+        added = by_type["pool.domain_added"][0]["data"]
+        assert added["condition"] == added["status"] == "available"
         assert by_type["pool.attach_in_progress"][0]["data"]["status"] == "in_progress"
         assert by_type["pool.attach_completed"][0]["data"] == reservation
         assert by_type["pool.release_in_progress"][0]["data"]["status"] == "in_progress"

@@ -39,14 +39,19 @@ def domain_view(item: dict[str, Any], order_status: str) -> dict[str, Any]:
     }
 
 
+def destination_view(order: Order) -> dict[str, Any] | None:
+    """The workspace the order routes to (None for a purchase without one)."""
+    if order.destination is None:
+        return None
+    return {
+        "workspace_id": order.destination["workspace_id"],
+        "client_id": order.destination.get("client_id"),
+        "provider": order.destination.get("provider"),
+    }
+
+
 def order_view(order: Order) -> dict[str, Any]:
-    destination = None
-    if order.destination is not None:
-        destination = {
-            "workspace_id": order.destination["workspace_id"],
-            "client_id": order.destination.get("client_id"),
-            "provider": order.destination.get("provider"),
-        }
+    destination = destination_view(order)
     # Both suites always appear (decisions.md 3: `licenses` (`suite_a`, `suite_b`)); 0 = none.
     licenses = {
         suite: int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))

@@ -1,8 +1,9 @@
 """Public `order.*` events (and `domain.connected` when an order's domains go live,
 `domain.action_required` for each domain an order waits on for its nameservers).
 
-`order.in_progress` carries `{id, status}`; `order.completed` the full order as
-`GET /orders/{id}` answers it; the others the order's id, status and what changed.
+`order.in_progress` carries `{id, status, destination}`; `order.completed` the full order as
+`GET /orders/{id}` answers it; the others the order's id, status, destination and what changed
+(spec changelog 2026-07-10: `destination` in order responses and webhooks).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from domain.pending_actions import PendingAction
 from fulfillment.steps import NAMESERVERS
 from infra.clock import iso
 from infra.ids import parse_id, public_id
-from services.order_view import domain_view, order_view
+from services.order_view import destination_view, domain_view, order_view
 from services.store import EventStore
 from webhooks.public_events import PublicEvent, maps
 
@@ -37,7 +38,12 @@ def _event(order: Order, type_: str, data: dict[str, Any], at: float) -> PublicE
 
 
 def _brief(order: Order, **extra: Any) -> dict[str, Any]:
-    return {"id": public_id("ord", order.id), "status": order.status, **extra}
+    return {
+        "id": public_id("ord", order.id),
+        "status": order.status,
+        "destination": destination_view(order),
+        **extra,
+    }
 
 
 @maps("Order.Placed", "Order.Resumed")

@@ -15,7 +15,8 @@
 | `pool.replacement_failed` | no available domain to replace it | the `prp_` replacement |
 | `pool.burned_domain_job_completed` | a `brj_` job finished | the `brj_` job |
 
-The pool domain is shown as `GET /pool/domains` shows it at the moment of the event.
+The pool domain is shown as `GET /pool/domains` shows it at the moment of the event, plus
+`status` (its condition): receivers decide from `data.status` (spec 6, delivery rule 3).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def _at(event: Any, store: EventStore) -> Any:
 def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: PoolDomain = _at(event, store)
     data = pool_domain_view(domain, event.at)
+    data.setdefault("status", data.get("condition"))
     name = type(event).__qualname__
     if name == "PoolDomain.Burned":
         data.update(job_id=event.job_id, reason=event.reason)

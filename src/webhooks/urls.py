@@ -7,12 +7,16 @@ resolved to a public address at registration may point at an internal one later.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from urllib.parse import urlsplit
 
 from domain.errors import invalid
 
 MAX_URL_LENGTH = 2048
+# Letters, digits, hyphens and underscores between dots; non-ASCII names are checked in their
+# IDNA form. IP literals are checked apart (`literal_address`).
+_HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 
 
 def check_url_shape(url: str, allow_http: bool) -> str:
@@ -29,7 +33,20 @@ def check_url_shape(url: str, allow_http: bool) -> str:
         raise invalid("The webhook URL must be an absolute https:// URL.", "url")
     if parts.username or parts.password:
         raise invalid("The webhook URL must not carry credentials.", "url")
+    if any(c.isspace() or ord(c) < 0x20 for c in url) or not _valid_host(parts.hostname):
+        raise invalid("The webhook URL's host is not a valid host name or address.", "url")
     return parts.hostname
+
+
+def _valid_host(host: str) -> bool:
+    if literal_address(host) is not None:
+        return True
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    labels = ascii_host.rstrip(".").split(".")
+    return all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
 LOCAL_NAME_SUFFIXES = (".localhost", ".local", ".internal")
