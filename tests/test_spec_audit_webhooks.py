@@ -139,7 +139,6 @@ def test_order_events_carry_the_spec_headers_envelope_and_data(
         assert got.event["id"] == got.headers["Service-Event-Id"]
         assert ISO_UTC.match(got.event["created_at"])
     started = by_type["order.in_progress"].event["data"]
-    assert started == {"id": order_id, "status": "in_progress"}
-    assert by_type["order.completed"].event["data"] == partner.get(f"/orders/{order_id}").json()[
-        "data"
-    ]
+    order = partner.get(f"/orders/{order_id}").json()["data"]
+    assert started == {"id": order_id, "status": "in_progress", "destination": order["destination"]}
+    assert by_type["order.completed"].event["data"] == order

@@ -169,7 +169,10 @@ class PostgresDatabase:
             url,
             min_size=1,
             max_size=max_size,
-            kwargs={"options": options, "row_factory": dict_row},
+            # Autocommit: a read or a single statement is one round trip. Without it psycopg
+            # sends BEGIN before the first statement and the pool a ROLLBACK on return, which
+            # made every read three round trips. `transaction()` still opens a real one.
+            kwargs={"options": options, "row_factory": dict_row, "autocommit": True},
             open=True,
         )
 
@@ -200,9 +203,10 @@ class PostgresDatabase:
             yield _PgCursor(cur)
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self.transaction() as cur:
-            rows: list[Row] = cur.execute(sql, params).fetchall()
-            return rows
+        # One statement is atomic on its own: in autocommit it commits as it returns.
+        with self._pool.connection() as conn, conn.cursor() as cur:
+            cur.execute(sql.replace("?", "%s"), tuple(params))
+            return cur.fetchall() if cur.description is not None else []
 
     @contextmanager
     def read(self) -> Iterator[Any]:

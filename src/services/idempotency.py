@@ -117,12 +117,11 @@ class IdempotencyStore:
         return _replay(row, print_)
 
     def finish(self, scope: str, key: str, status: int, body: bytes) -> None:
-        with self.db.transaction() as cur:
-            cur.execute(
-                "UPDATE idempotency_records SET state = 'done', status = ?, body = ? "
-                "WHERE scope = ? AND idem_key = ?",
-                (status, body.decode(), scope, key),
-            )
+        self.db.statement(
+            "UPDATE idempotency_records SET state = 'done', status = ?, body = ? "
+            "WHERE scope = ? AND idem_key = ?",
+            (status, body.decode(), scope, key),
+        )
 
     def release(self, scope: str, key: str) -> None:
         """Free the claim of a request that failed, so the client may retry with the same key.
