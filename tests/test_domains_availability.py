@@ -37,9 +37,10 @@ def place_order(client: httpx.Client, a: int, b: int) -> dict[str, str]:
 def test_rows_carry_every_field_and_simulated_outcomes(service: RunningService) -> None:
     with service.partner(preset="limited") as client:
         rows = check(
-            client, "Fresh-Name.com", "mytaken.io", "premiumx.com", "bad_name.com", "ok.zzz"
+            client, "Fresh-Name.com", "mytaken.io", "premiumx.com", "bad_name.com", "ok.zzz",
+            "mail.fresh-name.com",
         )
-    fresh, taken, premium, bad, unknown_tld = rows
+    fresh, taken, premium, bad, unknown_tld, subdomain = rows
     assert fresh == {
         "domain": "fresh-name.com",
         "available": True,
@@ -53,6 +54,8 @@ def test_rows_carry_every_field_and_simulated_outcomes(service: RunningService) 
     assert taken["price_cents"] == 3999 and taken["usable_for"] == []
     assert premium["available"] is False and premium["reason"] == "premium"
     assert bad["reason"] == "invalid" and unknown_tld["reason"] == "invalid"
+    # A name under a registered name is not one a registry sells.
+    assert subdomain["available"] is False and subdomain["reason"] == "invalid"
 
 
 def test_limits_and_permissions(service: RunningService) -> None:
@@ -114,11 +117,24 @@ def test_generate_prefixes_before_suffixes_after_com_only(service: RunningServic
             {"tld": "com", "domains": ["getacme.com", "acme.com", "acmehq.com"]}
         ]
         # Taken and premium names are never offered.
-        data = generate(client, keywords=["taken", "premiumx", "ok"], tlds=["io", "net"]).json()
+        data = generate(
+            client, keywords=["taken", "premiumx", "ok"], tlds=["io", "net"], prefixes=[]
+        ).json()
         assert data["data"]["domains"] == [
             {"tld": "io", "domains": ["ok.io"]},
             {"tld": "net", "domains": ["ok.net"]},
         ]
+
+
+def test_generate_from_keywords_alone_uses_the_services_affixes(service: RunningService) -> None:
+    with service.partner(preset="limited") as client:
+        data = generate(client, keywords=["acme"]).json()["data"]
+        (group,) = data["domains"]
+        names = group["domains"]
+        assert group["tld"] == "com" and data["returned"] == len(names) == 75
+        assert "acme.com" in names and "getacme.com" in names and "acmehq.com" in names
+        assert all(n.endswith(".com") and "acme" in n for n in names)
+        assert len(set(names)) == len(names) and data["partial"] is False
 
 
 def test_generate_limits(service: RunningService) -> None:

@@ -76,8 +76,18 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
 def test_picture_action_still_needs_its_url(service_factory: ServiceFactory) -> None:
     service = service_factory()
     with service.partner() as client:
-        body = counts(new_workspace(client), a=1, profile_picture_url="https://10.1.2.3/p.png")
+        body = counts(new_workspace(client), a=2, profile_picture_url="https://10.1.2.3/p.png")
         order = place(client, body).json()["data"]
+        # Spec 3: every domain's move to action_required comes with domain.action_required.
+        service.wait_projections()
+        moved = events_of(client, "domain.action_required")
+        assert sorted(e["data"]["id"] for e in moved) == sorted(d["id"] for d in order["domains"])
+        for event in moved:
+            assert event["data"]["status"] == "action_required"
+            assert event["data"]["pending_action_id"] == order["pending_action_id"]
+            assert event["data"]["reason"] == "profile_picture_url"
+            row = client.get(f"/domains/{event['data']['id']}").json()["data"]
+            assert row["status"] == "action_required"
         resolve = f"/orders/pending/{order['pending_action_id']}/resolve"
         assert error_of(client.post(resolve, json={}), 400, "invalid_request")["field"] == (
             "profile_picture_url"

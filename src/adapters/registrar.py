@@ -55,7 +55,9 @@ def is_valid_name(name: str) -> bool:
 
 def registry_refusal(name: str) -> str | None:
     """Why the registry will not sell this (normalized) name, or None when it is free."""
-    if not is_valid_name(name) or tld_of(name) is None:
+    # Every catalog TLD is one label, and a registry sells the label right under it:
+    # `a.b.com` is a name inside b.com, not one to register.
+    if not is_valid_name(name) or tld_of(name) is None or name.count(".") != 1:
         return INVALID
     label = name.split(".", 1)[0]
     if label.startswith("premium"):

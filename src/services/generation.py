@@ -2,7 +2,9 @@
 
 Candidates are `prefix + keyword`, `keyword`, and `keyword + suffix` (a prefix goes before the
 keyword, a suffix after it) on each requested TLD (`.com` when `tlds` is omitted), examined in
-that order. A candidate is kept when the registrar would sell it and no suite uses it, so it is
+that order. When the body sends neither `prefixes` nor `suffixes`, the service's own lists are
+used (`DEFAULT_PREFIXES`: get, try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team,
+labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when the registrar would sell it and no suite uses it, so it is
 available for both suites. At most `MAX_CANDIDATES` candidates are examined, within
 `TIME_BUDGET_SECONDS`; stopping for either reason before `limit` names were found, or before
 every candidate was examined, answers `partial: true`. No billing effect.
@@ -25,6 +27,19 @@ MAX_KEYWORDS = 10
 MAX_AFFIXES = 50
 TIME_BUDGET_SECONDS = 2.0
 _PART = re.compile(r"^[a-z0-9-]{1,40}$")
+# Common outreach-domain affixes: enough that one keyword alone fills the default limit.
+DEFAULT_PREFIXES = [
+    "get", "try", "use", "my", "go", "hello", "hey", "join", "meet", "with", "the", "team",
+    "mail", "reach", "best", "top", "true", "real", "smart", "pro", "now", "hi", "ask",
+    "letsgo", "weare", "inbox", "contact", "connect", "discover", "choose", "visit", "find",
+    "start", "grow", "on", "by", "via", "all", "one", "new",
+]
+DEFAULT_SUFFIXES = [
+    "hq", "app", "mail", "team", "labs", "group", "online", "now", "inc", "global", "pro",
+    "hub", "co", "io", "works", "studio", "digital", "agency", "media", "tech", "solutions",
+    "partners", "connect", "direct", "reach", "send", "go", "base", "center", "central",
+    "zone", "point", "link", "line", "desk", "office", "corp", "network", "systems", "plus",
+]
 
 
 def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str]:
@@ -56,8 +71,11 @@ def _candidates(
 
 def generate(container: Any, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
     keywords = _parts(body.get("keywords") or [], "keywords", MAX_KEYWORDS, 1)
-    prefixes = _parts(body.get("prefixes") or [], "prefixes", MAX_AFFIXES)
-    suffixes = _parts(body.get("suffixes") or [], "suffixes", MAX_AFFIXES)
+    if body.get("prefixes") is None and body.get("suffixes") is None:
+        prefixes, suffixes = DEFAULT_PREFIXES, DEFAULT_SUFFIXES
+    else:
+        prefixes = _parts(body.get("prefixes") or [], "prefixes", MAX_AFFIXES)
+        suffixes = _parts(body.get("suffixes") or [], "suffixes", MAX_AFFIXES)
     limit = body.get("limit")
     limit = DEFAULT_LIMIT if limit is None else int(limit)
     if not 1 <= limit <= MAX_LIMIT:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.domains import NAMESERVERS_NOT_POINTED
-from domain.orders import PURCHASE, Order
+from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from fulfillment.steps import NAMESERVERS
 from infra.clock import iso
@@ -96,30 +96,36 @@ def action_required(event: Any, store: EventStore) -> list[PublicEvent]:
     data = _brief(order, pending_action_id=order.pending_action_id, reason=order.reason)
     events = [_event(order, "order.action_required", data, event.at)]
     action = store.find(parse_id("act", event.action_id), PendingAction)
-    if isinstance(action, PendingAction) and action.kind == NAMESERVERS:
-        # Each domain waiting for its nameservers needs the partner too (spec 6).
-        events += _domains_waiting(order, action, event.at)
+    if isinstance(action, PendingAction):
+        # Spec 3: `domain.action_required` accompanies every domain's move to it.
+        events += _domains_needing_attention(order, action, event.at)
     return events
 
 
-def _domains_waiting(order: Order, action: PendingAction, at: float) -> list[PublicEvent]:
-    waiting = set(action.details["domains"])
+def _domains_needing_attention(
+    order: Order, action: PendingAction, at: float
+) -> list[PublicEvent]:
+    """One event per domain the order's wait puts in `action_required` (those not live yet,
+    as `shown_item_status` shows them); a domain waiting for its own nameservers says which."""
+    waiting = set(action.details.get("domains", [])) if action.kind == NAMESERVERS else set()
     groups = action.details.get("nameserver_groups", [])
     events = []
     for item in order.domains:
-        if item["domain"] not in waiting:
+        if shown_item_status(ACTION_REQUIRED, item) != ACTION_REQUIRED:
             continue
         data = {
             **domain_view(item, order.status),
-            "status": "action_required",
+            "status": ACTION_REQUIRED,
             "category": "connected",
-            "reason": NAMESERVERS_NOT_POINTED,
+            "reason": action.kind,
             "order_id": public_id("ord", order.id),
             "customer_id": order.customer_id,
             "usable_for": usable_for(item["suite"]),
             "pending_action_id": public_id("act", action.id),
-            "nameservers": [g for g in groups if item["domain"] in g["domains"]],
         }
+        if item["domain"] in waiting:
+            data["reason"] = NAMESERVERS_NOT_POINTED
+            data["nameservers"] = [g for g in groups if item["domain"] in g["domains"]]
         events.append(
             PublicEvent(
                 type="domain.action_required",

@@ -26,8 +26,9 @@ def _bounds(**extra: int) -> msgspec.Meta:
 # the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class GenerateBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS)]
-    prefixes: Annotated[list[str], _bounds(max_items=MAX_AFFIXES)] = []
-    suffixes: Annotated[list[str], _bounds(max_items=MAX_AFFIXES)] = []
+    # Both omitted: the service's own lists (`DEFAULT_PREFIXES`, `DEFAULT_SUFFIXES`).
+    prefixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None
+    suffixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None
     tlds: Annotated[list[str] | None, _bounds(min_items=1)] = None  # omitted: `com` only
     limit: Annotated[int | None, _bounds(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
 
