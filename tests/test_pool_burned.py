@@ -67,7 +67,14 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
         assert failed["status"] == "failed" and failed["reason"] == "insufficient_inventory"
         assert conditions(client) == {spare: "assigned"}
         service.wait_projections()
-        types = {e["type"] for e in client.get("/events", params={"per_page": 100}).json()["data"]}
+        # Spec 6: a domain that needs a replacement gets domain.action_required.
+        (row,) = client.get("/domains", params={"domain": spare}).json()["data"]
+        assert (row["status"], row["reason"]) == ("action_required", "replacement_needed")
+        events = client.get("/events", params={"per_page": 100}).json()["data"]
+        (needed,) = [e for e in events if e["type"] == "domain.action_required"]
+        assert needed["data"]["id"] == row["id"] and needed["data"]["domain"] == spare
+        assert needed["data"]["replacement_id"] == again["replacement_id"]
+        types = {e["type"] for e in events}
         assert {
             "pool.domain_burned",
             "pool.domain_retired",

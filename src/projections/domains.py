@@ -22,6 +22,7 @@ from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
 
+REPLACEMENT_NEEDED = "replacement_needed"
 DOMAIN_EVENTS = (
     "Domain.Registered",
     "Domain.Attached",
@@ -247,6 +248,18 @@ class DomainInventory(ReadModel):
                 "UPDATE domains SET forwarding_url = ?, updated_at = ? WHERE id = ?",
                 (job.forwarding_url, job.updated_at, item["id"]),
             )
+
+    @on("PoolReplacement.Finished")
+    def replacement_finished(self, cur: Any, event: Any, position: int) -> None:
+        """A burned domain that no pool domain could replace needs the partner (spec 6:
+        `domain.action_required`, "replacement needed")."""
+        if event.status != "failed":
+            return
+        cur.execute(
+            "UPDATE domains SET status = 'action_required', reason = ?, updated_at = ? "
+            "WHERE id = ?",
+            (REPLACEMENT_NEEDED, event.at, event.burned_domain["id"]),
+        )
 
     @staticmethod
     def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:

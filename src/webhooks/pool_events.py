@@ -13,6 +13,7 @@
 | `pool.release_completed` | the domains rest `idle_quarantined` | the `prl_` release |
 | `pool.replacement_completed` | a burned assigned domain was replaced | the `prp_` replacement |
 | `pool.replacement_failed` | no available domain to replace it | the `prp_` replacement |
+| `domain.action_required` | with `pool.replacement_failed`: the burned domain needs one | the domain, `reason` `replacement_needed` |
 | `pool.burned_domain_job_completed` | a `brj_` job finished | the `brj_` job |
 
 The pool domain is shown as `GET /pool/domains` shows it at the moment of the event, plus
@@ -26,6 +27,7 @@ from typing import Any
 
 from domain.pool_domains import PoolDomain
 from infra.ids import public_id
+from projections.domains import REPLACEMENT_NEEDED
 from services.pool_views import (
     burned_job_view,
     pool_domain_view,
@@ -98,7 +100,7 @@ def pool_job_moved(event: Any, store: EventStore) -> list[PublicEvent]:
 def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
     replacement = _at(event, store)
     kind = f"pool.replacement_{replacement.status}"
-    return [
+    events = [
         PublicEvent(
             type=kind,
             org_id=replacement.org_id,
@@ -108,3 +110,25 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
             created_at=event.at,
         )
     ]
+    if replacement.status == "failed":
+        # Spec 6: `domain.action_required` when a domain needs a replacement.
+        burned = replacement.burned_domain
+        data = {
+            "id": burned["id"],
+            "domain": burned["domain"],
+            "status": "action_required",
+            "reason": REPLACEMENT_NEEDED,
+            "replacement_id": public_id("prp", replacement.id),
+            "workspace_id": replacement.workspace_id,
+        }
+        events.append(
+            PublicEvent(
+                type="domain.action_required",
+                org_id=replacement.org_id,
+                environment=replacement.environment,
+                resource_id=burned["id"],
+                data=data,
+                created_at=event.at,
+            )
+        )
+    return events
