@@ -93,6 +93,15 @@ class IdempotencyStore:
     def begin(self, scope: str, key: str, print_: str) -> StoredResponse | Claim:
         """Claim the key, or return the first response; raise while the first still runs."""
         now = self.clock.now()
+        # A new key (nearly every request) is one statement; only a key seen before takes
+        # the transaction below, which also clears an expired record first.
+        if self._claims.statement(
+            "INSERT INTO idempotency_records (scope, idem_key, fingerprint, state, created_at) "
+            "VALUES (?, ?, ?, 'running', ?) ON CONFLICT (scope, idem_key) DO NOTHING "
+            "RETURNING idem_key",
+            (scope, key, print_, now),
+        ):
+            return Claim(scope, key, now)
         with self._claims.transaction() as cur:
             cur.execute(
                 "DELETE FROM idempotency_records WHERE scope = ? AND idem_key = ? "
