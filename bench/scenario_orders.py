@@ -113,7 +113,10 @@ async def closed_loop(base_url: str, tenants: list[Tenant], seconds: float, conn
                       ) -> dict[str, float]:
     """As many orders as `connections` placing one after another keep going."""
     sent: dict[str, float] = {}
-    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+    # Every connection kept alive, as a partner's client would: httpx keeps 20 by default,
+    # so past 20 workers each request opened a new TCP connection to the service.
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
 
         async def worker(number: int) -> None:
             while time.perf_counter() < deadline:
