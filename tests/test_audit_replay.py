@@ -88,6 +88,23 @@ def test_audit_commands(service: RunningService, service_env: dict[str, str], tm
     assert cli("export", "--org", "org_nope").stderr.startswith("partner-api: not_found")
 
 
+def test_replay_with_no_service_covers_what_the_cli_stored(service_env: dict[str, str]) -> None:
+    """decisions 2: `audit replay` rebuilds every read model from the event history, also
+    events stored by CLI commands while no service (no projections) ran."""
+    env = {**os.environ, **service_env, "PARTNER_API_GRPC_PORT": "1"}
+
+    def cli(*args: str) -> dict[str, object]:
+        done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    org = cli("org", "create", "Offline")
+    cli("key", "create", str(org["id"]), "--env", "test", "--preset", "full")
+    cli("wallet", "credit", str(org["id"]), "500")
+    report = cli("audit", "replay")
+    assert report["identical"] is True and int(str(report["events"])) >= 3
+
+
 def test_a_replay_splits_its_read_models_by_weight() -> None:
     from audit.forked_replay import split
     from projections.registry import all_read_models
