@@ -18,7 +18,7 @@ from infra.ids import public_id
 from services.domains import aggregate_view
 from services.job_views import import_view
 from services.store import EventStore
-from webhooks.public_events import PublicEvent, maps
+from webhooks.public_events import PublicEvent, event_about, maps
 
 
 def _at(event: Any, store: EventStore) -> Any:
@@ -30,14 +30,7 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: Domain = _at(event, store)
     kind = "domain.connected" if domain.status == "active" else "domain.action_required"
     return [
-        PublicEvent(
-            type=kind,
-            org_id=domain.org_id,
-            environment=domain.environment,
-            resource_id=public_id("dom", domain.id),
-            data=aggregate_view(domain),
-            created_at=event.at,
-        )
+        event_about(domain, kind, public_id("dom", domain.id), aggregate_view(domain), event.at)
     ]
 
 
@@ -54,13 +47,8 @@ def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
         return []
     job: ImportJob = _at(event, store)
     return [
-        PublicEvent(
-            type=_IMPORT_TYPES[event.status],
-            org_id=job.org_id,
-            environment=job.environment,
-            resource_id=public_id("imp", job.id),
-            data=import_view(job),
-            created_at=event.at,
+        event_about(
+            job, _IMPORT_TYPES[event.status], public_id("imp", job.id), import_view(job), event.at
         )
     ]
 
@@ -86,13 +74,6 @@ def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
         if job.reason:
             data["reason"] = job.reason
         events.append(
-            PublicEvent(
-                type=kind,
-                org_id=job.org_id,
-                environment=job.environment,
-                resource_id=item["id"],
-                data=data,
-                created_at=event.at,
-            )
+            event_about(job, kind, item["id"], data, event.at)
         )
     return events

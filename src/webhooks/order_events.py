@@ -18,7 +18,7 @@ from infra.clock import iso
 from infra.ids import parse_id, public_id
 from services.order_view import destination_view, domain_view, order_view
 from services.store import EventStore
-from webhooks.public_events import PublicEvent, maps
+from webhooks.public_events import PublicEvent, event_about, maps
 
 
 def _order_at(event: Any, store: EventStore) -> Order:
@@ -27,14 +27,7 @@ def _order_at(event: Any, store: EventStore) -> Order:
 
 
 def _event(order: Order, type_: str, data: dict[str, Any], at: float) -> PublicEvent:
-    return PublicEvent(
-        type=type_,
-        org_id=order.org_id,
-        environment=order.environment,
-        resource_id=public_id("ord", order.id),
-        data=data,
-        created_at=at,
-    )
+    return event_about(order, type_, public_id("ord", order.id), data, at)
 
 
 def _brief(order: Order, **extra: Any) -> dict[str, Any]:
@@ -71,14 +64,7 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
             "usable_for": usable_for(item["suite"]),
         }
         events.append(
-            PublicEvent(
-                type="domain.connected",
-                org_id=order.org_id,
-                environment=order.environment,
-                resource_id=item["id"],
-                data=data,
-                created_at=event.at,
-            )
+            event_about(order, "domain.connected", item["id"], data, event.at)
         )
     return events
 
@@ -127,14 +113,7 @@ def _domains_needing_attention(
             data["reason"] = NAMESERVERS_NOT_POINTED
             data["nameservers"] = [g for g in groups if item["domain"] in g["domains"]]
         events.append(
-            PublicEvent(
-                type="domain.action_required",
-                org_id=order.org_id,
-                environment=order.environment,
-                resource_id=item["id"],
-                data=data,
-                created_at=at,
-            )
+            event_about(order, "domain.action_required", item["id"], data, at)
         )
     return events
 

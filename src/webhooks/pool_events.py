@@ -36,7 +36,7 @@ from services.pool_views import (
     reservation_view,
 )
 from services.store import EventStore
-from webhooks.public_events import PublicEvent, maps
+from webhooks.public_events import PublicEvent, event_about, maps
 
 _DOMAIN_TYPES = {
     "PoolDomain.Added": "pool.domain_added",
@@ -69,13 +69,8 @@ def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     if name == "PoolDomain.Retired":
         data["replacement_id"] = event.replacement_id
     return [
-        PublicEvent(
-            type=_DOMAIN_TYPES[name],
-            org_id=domain.org_id,
-            environment=domain.environment,
-            resource_id=domain.dom_id or public_id("dom", domain.id),
-            data=data,
-            created_at=event.at,
+        event_about(
+            domain, _DOMAIN_TYPES[name], domain.dom_id or public_id("dom", domain.id), data, event.at
         )
     ]
 
@@ -85,14 +80,7 @@ def pool_job_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     kind, prefix, view = _JOB_TYPES[type(event).__qualname__]
     job = _at(event, store)
     return [
-        PublicEvent(
-            type=kind,
-            org_id=job.org_id,
-            environment=job.environment,
-            resource_id=public_id(prefix, job.id),
-            data=view(job),
-            created_at=event.at,
-        )
+        event_about(job, kind, public_id(prefix, job.id), view(job), event.at)
     ]
 
 
@@ -101,13 +89,8 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
     replacement = _at(event, store)
     kind = f"pool.replacement_{replacement.status}"
     events = [
-        PublicEvent(
-            type=kind,
-            org_id=replacement.org_id,
-            environment=replacement.environment,
-            resource_id=public_id("prp", replacement.id),
-            data=replacement_view(replacement),
-            created_at=event.at,
+        event_about(
+            replacement, kind, public_id("prp", replacement.id), replacement_view(replacement), event.at
         )
     ]
     if replacement.status == "failed":
@@ -122,13 +105,6 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
             "workspace_id": replacement.workspace_id,
         }
         events.append(
-            PublicEvent(
-                type="domain.action_required",
-                org_id=replacement.org_id,
-                environment=replacement.environment,
-                resource_id=burned["id"],
-                data=data,
-                created_at=event.at,
-            )
+            event_about(replacement, "domain.action_required", burned["id"], data, event.at)
         )
     return events

@@ -33,6 +33,20 @@ class PublicEvent:
         return f"{self.org_id}:{self.environment}"
 
 
+def event_about(
+    owner: Any, type_: str, resource_id: str, data: dict[str, Any], at: float
+) -> PublicEvent:
+    """A public event of `owner`'s organization and environment (an aggregate's)."""
+    return PublicEvent(
+        type=type_,
+        org_id=owner.org_id,
+        environment=owner.environment,
+        resource_id=resource_id,
+        data=data,
+        created_at=at,
+    )
+
+
 Mapper = Callable[[Any, EventStore], list[PublicEvent]]
 MAPPERS: dict[str, Mapper] = {}
 

@@ -18,7 +18,7 @@ from infra.ids import public_id
 from services.order_view import domain_view
 from services.store import EventStore
 from services.swap_view import swap_view
-from webhooks.public_events import PublicEvent, maps
+from webhooks.public_events import PublicEvent, event_about, maps
 
 _TYPES = {
     "Swap.Created": "swap.created",
@@ -34,13 +34,9 @@ _TYPES = {
 def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     swap: Swap = store.repository.get(event.originator_id, version=event.originator_version)
     events = [
-        PublicEvent(
-            type=_TYPES[type(event).__qualname__],
-            org_id=swap.org_id,
-            environment=swap.environment,
-            resource_id=public_id("swp", swap.id),
-            data=swap_view(swap),
-            created_at=swap.updated_at,
+        event_about(
+            swap, _TYPES[type(event).__qualname__], public_id("swp", swap.id), swap_view(swap),
+            swap.updated_at,
         )
     ]
     if type(event).__qualname__ == "Swap.Completed" and swap.kind != USER_NAMES:
