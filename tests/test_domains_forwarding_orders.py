@@ -75,3 +75,24 @@ def test_live_forwarding_applies_to_a_purchased_domain(service_factory: ServiceF
         assert shown["forwarding_url"] == url and shown["category"] == "inventory"
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert [e["data"]["domain"] for e in updated["data"]] == ["fwo-bought.com"]
+
+
+def test_a_domain_swapped_in_keeps_its_own_forwarding(service: RunningService) -> None:
+    """The order's item and the domain row agree (spec 2.4 `forwarding_url` on connected rows)."""
+    from test_swaps import completed_order, of, swap
+
+    with service.partner() as client:
+        placed = completed_order(client)
+        assert client.post("/domains/import", json={"domains": ["fwo-swapin.com"]}).status_code == 201
+        url = "https://own.example/"
+        moved = client.post(
+            "/domains/forwarding", json={"domains": ["fwo-swapin.com"], "forwarding_url": url}
+        )
+        assert moved.status_code == 201, moved.text
+        service.wait_projections()
+        done = swap(client, of(placed, placed["domains"][0]["domain"], new_domain="fwo-swapin.com"))
+        assert done.status_code == 201, done.text
+        (item,) = client.get(f"/orders/{placed['id']}").json()["data"]["domains"]
+        (row,) = domains(client, domain="fwo-swapin.com")
+        assert item["domain"] == "fwo-swapin.com"
+        assert item["forwarding_url"] == row["forwarding_url"] == url

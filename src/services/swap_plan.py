@@ -156,8 +156,15 @@ def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> Swa
             if name == old_name or name in {i["domain"] for i in order.warm_domains}:
                 raise invalid(f"{name} is already on this order.", "new_domain")
             new = _named_new_domain(cur, order.tenant, name, suite)
-    new["forwarding_url"] = old.get("forwarding_url")
+        # The order's forwarding goes on with the new domain; without one, a domain that
+        # forwarded on its own (set while in inventory) keeps doing so, in both views.
+        new["forwarding_url"] = old.get("forwarding_url") or _own_forwarding(cur, new["id"])
     return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
+
+
+def _own_forwarding(cur: Any, dom_id: str) -> str | None:
+    row = cur.execute("SELECT forwarding_url FROM domains WHERE id = ?", (dom_id,)).fetchone()
+    return str(row["forwarding_url"]) if row and row["forwarding_url"] else None
 
 
 def plan_rename(container: Any, principal: Principal, body: dict[str, Any]) -> SwapPlan:
