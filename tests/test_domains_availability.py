@@ -171,3 +171,24 @@ def test_generate_limits(service: RunningService) -> None:
         assert generate(client, keywords=[f"k{i}" for i in range(11)]).status_code == 400
     with service.partner(preset="read") as client:
         assert generate(client, keywords=["a"]).status_code == 403
+
+
+def test_sub_domains_are_imported_and_ordered_but_never_bought(service: RunningService) -> None:
+    from test_orders_sandbox import counts, new_workspace, place
+    from test_wallet_purchase import buy, credit
+
+    with service.partner() as client:
+        imported = client.post("/domains/import", json={"domains": ["mail.sub-client.com"]})
+        assert imported.status_code == 201, imported.text
+        service.wait_projections()
+        (row,) = check(client, "mail.sub-client.com")
+        assert row["available"] is True and row["owned"] is True
+        named = [{"domain": "mail.sub-client.com", "suite": "suite_a"}]
+        ordered = place(client, counts(new_workspace(client), a=1, domains=named))
+        assert ordered.status_code == 201, ordered.text
+    org = service.new_org()
+    credit(service, org, 5000)
+    with service.client(service.new_key(org, "live")) as live:
+        refused = buy(live, "mail.sub-buy.com")
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["field"] == "domains[0].domain"

@@ -74,6 +74,15 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
         (needed,) = [e for e in events if e["type"] == "domain.action_required"]
         assert needed["data"]["id"] == row["id"] and needed["data"]["domain"] == spare
         assert needed["data"]["replacement_id"] == again["replacement_id"]
+        # Replaced once a pool domain is there: the row no longer needs the partner.
+        pooled(client, 1)
+        replaced = burn(service, spare)
+        assert client.get(f"/pool/replacements/{replaced['replacement_id']}").json()["data"][
+            "status"
+        ] == "completed"
+        service.wait_projections()
+        (row,) = client.get("/domains", params={"domain": spare}).json()["data"]
+        assert row["status"] != "action_required" and row.get("reason") != "replacement_needed"
         types = {e["type"] for e in events}
         assert {
             "pool.domain_burned",

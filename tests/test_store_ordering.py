@@ -79,3 +79,21 @@ def test_a_stale_save_is_refused_and_records_nothing(store: EventStore) -> None:
         store.save(stale)
     assert store.recorder.max_notification_id() == before
     assert store.get(tally.id).count == 1
+
+
+def test_a_save_survives_a_dropped_connection(settings: Settings, store: EventStore) -> None:
+    """PostgreSQL only: a pooled connection killed under the store (a database restart) is
+    retried, as eventsourcing's own recorder does."""
+    if not settings.database_url:
+        pytest.skip("a PostgreSQL connection to drop")
+    store.save(Tally(0))
+    with psycopg.connect(settings.database_url, autocommit=True) as admin:
+        killed = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND query LIKE %s",
+            (f'%"{settings.database_schema}"%insert_in_order%',),
+        ).fetchall()
+    assert killed
+    tally = Tally(1)
+    store.save(tally)
+    assert store.get(tally.id).count == 1

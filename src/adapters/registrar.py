@@ -55,9 +55,7 @@ def is_valid_name(name: str) -> bool:
 
 def registry_refusal(name: str) -> str | None:
     """Why the registry will not sell this (normalized) name, or None when it is free."""
-    # Every catalog TLD is one label, and a registry sells the label right under it:
-    # `a.b.com` is a name inside b.com, not one to register.
-    if not is_valid_name(name) or tld_of(name) is None or name.count(".") != 1:
+    if not is_valid_name(name) or tld_of(name) is None:
         return INVALID
     label = name.split(".", 1)[0]
     if label.startswith("premium"):
@@ -65,6 +63,13 @@ def registry_refusal(name: str) -> str | None:
     if "taken" in label:
         return REGISTERED
     return None
+
+
+def is_registrable(name: str) -> bool:
+    """Whether a registry could sell the name: every catalog TLD is one label, and a registry
+    sells the label right under it (`a.b.com` is a name inside b.com). Imported names may be
+    sub-domains; names to buy may not."""
+    return name.count(".") == 1
 
 
 def prices(name: str) -> tuple[int, int]:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.utils import retry
 from psycopg.sql import SQL, Identifier
 
 
@@ -56,6 +57,8 @@ class OneStatementRecorder(PostgresApplicationRecorder):
             schema=schema, function=function
         )
 
+    # As eventsourcing's own: a dropped pooled connection (a PostgreSQL restart) is retried.
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:

@@ -253,13 +253,18 @@ class DomainInventory(ReadModel):
     def replacement_finished(self, cur: Any, event: Any, position: int) -> None:
         """A burned domain that no pool domain could replace needs the partner (spec 6:
         `domain.action_required`, "replacement needed")."""
-        if event.status != "failed":
-            return
-        cur.execute(
-            "UPDATE domains SET status = 'action_required', reason = ?, updated_at = ? "
-            "WHERE id = ?",
-            (REPLACEMENT_NEEDED, event.at, event.burned_domain["id"]),
-        )
+        if event.status == "failed":
+            cur.execute(
+                "UPDATE domains SET status = 'action_required', reason = ?, updated_at = ? "
+                "WHERE id = ?",
+                (REPLACEMENT_NEEDED, event.at, event.burned_domain["id"]),
+            )
+        else:  # replaced after all: the row is as it was before it needed one
+            cur.execute(
+                "UPDATE domains SET status = 'active', reason = NULL, updated_at = ? "
+                "WHERE id = ? AND reason = ?",
+                (event.at, event.burned_domain["id"], REPLACEMENT_NEEDED),
+            )
 
     @staticmethod
     def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:

@@ -49,6 +49,8 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
         price, renewal = registrar.prices(name)
         reason = registrar.registry_refusal(name)
         owned = tenant in owners[name]
+        if reason is None and not owned and not registrar.is_registrable(name):
+            reason = registrar.INVALID
         if reason == registrar.REGISTERED and owned:
             reason = None
         if reason is None and owners[name] - {tenant}:

@@ -63,6 +63,8 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
     for index, entry in enumerate(entries):
         field = f"domains[{index}].domain"
         name = normalize_domain(entry["domain"], field)
+        if not registrar.is_registrable(name):
+            raise invalid(f"{name} is not a name a registry sells (a sub-domain).", field)
         if any(item["domain"] == name for item in items):
             raise invalid(f"{name} is listed twice.", field)
         item = new_domain_item(name, None, "purchase", registration_price(name))

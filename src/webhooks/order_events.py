@@ -82,7 +82,8 @@ def action_required(event: Any, store: EventStore) -> list[PublicEvent]:
     data = _brief(order, pending_action_id=order.pending_action_id, reason=order.reason)
     events = [_event(order, "order.action_required", data, event.at)]
     action = store.find(parse_id("act", event.action_id), PendingAction)
-    if isinstance(action, PendingAction):
+    # A purchase's domains are inventory, not connected: no domain event (as on completion).
+    if isinstance(action, PendingAction) and order.kind != PURCHASE:
         # Spec 3: `domain.action_required` accompanies every domain's move to it.
         events += _domains_needing_attention(order, action, event.at)
     return events
