@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
+from conftest import PG_URL, _reachable, drop_schema, make_env, require
 from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import IntegrityError
 
@@ -81,19 +83,27 @@ def test_a_stale_save_is_refused_and_records_nothing(store: EventStore) -> None:
     assert store.get(tally.id).count == 1
 
 
-def test_a_save_survives_a_dropped_connection(settings: Settings, store: EventStore) -> None:
-    """PostgreSQL only: a pooled connection killed under the store (a database restart) is
+def test_a_save_survives_a_dropped_connection(tmp_path: Path) -> None:
+    """PostgreSQL: a pooled connection killed under the store (a database restart) is
     retried, as eventsourcing's own recorder does."""
-    if not settings.database_url:
-        pytest.skip("a PostgreSQL connection to drop")
-    store.save(Tally(0))
-    with psycopg.connect(settings.database_url, autocommit=True) as admin:
-        killed = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE pid <> pg_backend_pid() AND query LIKE %s",
-            (f'%"{settings.database_schema}"%insert_in_order%',),
-        ).fetchall()
-    assert killed
-    tally = Tally(1)
-    store.save(tally)
-    assert store.get(tally.id).count == 1
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    env, schema = make_env(tmp_path, "postgres")
+    settings = Settings.from_env(env)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    store = EventStore(eventstore_env(settings))
+    try:
+        store.save(Tally(0))
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND query LIKE %s",
+                (f'%"{schema}"%insert_in_order%',),
+            ).fetchall()
+        assert killed
+        tally = Tally(1)
+        store.save(tally)
+        assert store.get(tally.id).count == 1
+    finally:
+        store.close()
+        drop_schema(schema)
