@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.database import SQLiteDatabase
-from webhooks.deliveries import Outcome, _record, redeliver
+from webhooks.deliveries import Outcome, _attempt_row, _insert_attempts, _record, redeliver
 from webhooks.event_log import DELIVERY_DDL
 
 
@@ -27,6 +27,7 @@ def test_an_attempt_finishing_after_a_redelivery_leaves_the_new_round_standing(
         redeliver(db, event, "org_1", now=1.0)
         failed = Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
         with db.transaction() as cur:
+            _insert_attempts(cur, [_attempt_row("evt_1", 5, failed)])
             _record(cur, "evt_1", stale, failed, (1.0,), now=2.0)
             row = cur.execute("SELECT * FROM webhook_deliveries").fetchone()
             attempts = cur.execute("SELECT number FROM webhook_attempts").fetchall()

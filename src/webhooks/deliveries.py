@@ -116,20 +116,46 @@ def record_attempts(
 ) -> list[str]:
     """Store each attempt and move its delivery on, all in one transaction (the dispatcher
     groups the attempts that finish together); returns the new statuses in order."""
-    # Pipeline mode on PostgreSQL: one read of the counters, then writes without a round trip
-    # each.
+    # Pipeline mode on PostgreSQL: one read of the counters, one insert of every attempt, then
+    # one update per delivery, without a round trip each.
     with db.bulk_transaction() as cur:
         counters = _counters(cur, [event_id for event_id, _ in outcomes])
         statuses = []
+        attempts = []
         for event_id, outcome in outcomes:
             counter = counters.get(event_id)
             if counter is None:
                 statuses.append("pending")
                 continue
+            attempts.append(_attempt_row(event_id, counter[0] + 1, outcome))
             statuses.append(_record(cur, event_id, counter, outcome, schedule, now))
             counters[event_id] = (counter[0] + 1, counter[1] + 1)
+        _insert_attempts(cur, attempts)
         _add_to_totals(cur, [o for event_id, o in outcomes if event_id in counters])
         return statuses
+
+
+def _attempt_row(event_id: str, number: int, outcome: Outcome) -> tuple[Any, ...]:
+    return (
+        event_id,
+        number,
+        outcome.attempted_at,
+        outcome.status_code,
+        outcome.error,
+        round(outcome.duration_ms, 3),
+        outcome.succeeded,
+    )
+
+
+def _insert_attempts(cur: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+        marks = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
+        cur.execute(
+            "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
+            f"duration_ms, succeeded) VALUES {marks}",
+            tuple(value for row in chunk for value in row),
+        )
 
 
 def _add_to_totals(cur: Any, recorded: Sequence[Outcome]) -> None:
@@ -177,19 +203,6 @@ def _record(
 ) -> str:
     number = counter[0] + 1
     in_round = counter[1] + 1
-    cur.execute(
-        "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
-        "duration_ms, succeeded) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            event_id,
-            number,
-            outcome.attempted_at,
-            outcome.status_code,
-            outcome.error,
-            round(outcome.duration_ms, 3),
-            outcome.succeeded,
-        ),
-    )
     next_at: float | None = None
     delivered_at: float | None = None
     if outcome.succeeded:
@@ -199,16 +212,30 @@ def _record(
     else:
         status = "pending"
         next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
+    # The attempt always counts; the round moves on only from the round read: a redelivery
+    # that started a new round meanwhile stands (its attempts are still to come), where this
+    # write would have ended it as failed. Every CASE sees the row as it was.
+    same_round = "round_attempts = ?"
     cur.execute(
-        "UPDATE webhook_deliveries SET attempts = ? WHERE event_id = ?", (number, event_id)
-    )
-    # Only from the round read: a redelivery that started a new round meanwhile stands (its
-    # attempts are still to come), where this write would have ended it as failed.
-    cur.execute(
-        "UPDATE webhook_deliveries SET status = ?, round_attempts = ?, next_attempt_at = ?, "
-        "claimed_until = NULL, delivered_at = COALESCE(?, delivered_at), updated_at = ? "
-        "WHERE event_id = ? AND round_attempts = ?",
-        (status, in_round, next_at, delivered_at, now, event_id, counter[1]),
+        "UPDATE webhook_deliveries SET attempts = ?, "
+        f"status = CASE WHEN {same_round} THEN ? ELSE status END, "
+        f"next_attempt_at = CASE WHEN {same_round} THEN ? ELSE next_attempt_at END, "
+        f"claimed_until = CASE WHEN {same_round} THEN NULL ELSE claimed_until END, "
+        f"delivered_at = CASE WHEN {same_round} THEN COALESCE(?, delivered_at) "
+        "ELSE delivered_at END, "
+        f"updated_at = CASE WHEN {same_round} THEN ? ELSE updated_at END, "
+        f"round_attempts = CASE WHEN {same_round} THEN ? ELSE round_attempts END "
+        "WHERE event_id = ?",
+        (
+            number,
+            counter[1], status,
+            counter[1], next_at,
+            counter[1],
+            counter[1], delivered_at,
+            counter[1], now,
+            counter[1], in_round,
+            event_id,
+        ),
     )
     return status
 
