@@ -315,3 +315,19 @@ def test_every_error_code_is_documented_with_its_status(service: RunningService)
     assert "`method_not_allowed` 405" in code["description"]
     create_order = document["paths"]["/partner/v1/orders"]["post"]["responses"]["409"]
     assert "idempotency_in_progress" in create_order["description"]
+
+
+def test_replay_header_and_rate_limit_details_are_documented(service: RunningService) -> None:
+    """decisions 4: what a partner sees is in the schema: `Idempotent-Replayed` on the answers
+    of idempotent operations, `details.retry_after_seconds` on 429, and no status that is
+    never answered (415)."""
+    with service.partner() as client:
+        document = client.get("/schema/openapi.json").json()
+    create_order = document["paths"]["/partner/v1/orders"]["post"]["responses"]
+    assert "Idempotent-Replayed" in create_order["201"]["headers"]
+    error = document["components"]["schemas"]["ErrorEnvelope"]["properties"]["error"]
+    assert "retry_after_seconds" in error["properties"]["details"]["properties"]
+    for item in document["paths"].values():
+        for operation in item.values():
+            if isinstance(operation, dict):
+                assert "415" not in operation.get("responses", {})

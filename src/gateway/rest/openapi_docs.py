@@ -39,8 +39,18 @@ ERROR_ENVELOPE: dict[str, Any] = {
                 },
                 "message": {"type": "string"},
                 "request_id": {"type": "string", "description": "Equals Service-Request-Id."},
-                "field": {"type": "string", "description": "The input at fault, when one is."},
-                "details": {"type": "object"},
+                "field": {
+                    "type": "string",
+                    "description": "Dot path of the input at fault, when one is (spec 7: "
+                    "`credentials.api_key`); a list item by its index, `domains[0].domain`; a "
+                    "header by its name, `Idempotency-Key`.",
+                },
+                "details": {
+                    "type": "object",
+                    "description": "More about the error, by code. `rate_limited`: "
+                    "`retry_after_seconds`, the same value as the Retry-After header.",
+                    "properties": {"retry_after_seconds": {"type": "integer", "minimum": 1}},
+                },
             },
         }
     },
@@ -67,6 +77,13 @@ RETRY_AFTER_HEADER: dict[str, Any] = {
     "schema": {"type": "integer", "minimum": 1},  # spec 7: integer seconds, at least 1
 }
 
+REPLAYED_HEADER: dict[str, Any] = {
+    "description": "`true` when this answers again the first request sent with the same "
+    "Idempotency-Key and body (spec 8); absent on a first answer.",
+    "required": False,
+    "schema": {"type": "string", "enum": ["true"]},
+}
+
 COMMON_ERRORS = {
     "400": "invalid_request (with `field`) or another input error",
     "401": "unauthorized: missing, malformed or revoked key",
@@ -77,7 +94,6 @@ WRITE_ERRORS = {
     "403": "forbidden: the key's permission preset does not allow this",
     "409": "the current state refuses this (see the code)",
     "413": "payload_too_large",
-    "415": "unsupported_media_type",
 }
 WRITE_METHODS = {"post", "put", "patch", "delete"}
 OTHER_ERRORS = "Any other error, in the same envelope (codes and statuses in spec 7)."
@@ -214,6 +230,9 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
     for status, description in errors.items():
         responses[status] = _error_response(description)
     if operation.get("operationId") in IDEMPOTENCY_KEY:
+        for status, response in responses.items():
+            if status.startswith("2"):
+                response.setdefault("headers", {})["Idempotent-Replayed"] = REPLAYED_HEADER
         responses["409"] = _error_response(
             f"{WRITE_ERRORS['409']}; idempotency_conflict: the key was used with another body; "
             "idempotency_in_progress: the first request with this key is still running"
