@@ -145,13 +145,15 @@ def test_domain_errors_carry_status_and_stable_code(service_factory: ServiceFact
             stub.CreateOrganization(admin_pb2.CreateOrganizationRequest(name="  "), metadata=md),
             stub.CreateApiKey(admin_pb2.CreateApiKeyRequest(org_id="org_x", environment="prod", preset="full"), metadata=md),
             stub.CreditWallet(admin_pb2.CreditWalletRequest(org_id="org_nope", amount_cents=5), metadata=md),
+            stub.CreditWallet(admin_pb2.CreditWalletRequest(org_id="org_x", amount_cents=0), metadata=md),
         ):
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await call
             errors.append(failed.value)
         return errors
 
-    missing, empty, bad_env, no_wallet = with_channel(service, body)
+    missing, empty, bad_env, no_wallet, no_amount = with_channel(service, body)
+    assert trailer(no_amount, "error-field") == "amount_cents"  # the proto's field name
     assert missing.code() == grpc.StatusCode.NOT_FOUND
     assert trailer(missing, "error-code") == "not_found" and missing.details().startswith("not_found:")
     assert empty.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -135,3 +135,30 @@ def process_status(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return ""
+
+
+def test_webhook_roles_do_not_hold_the_start_while_nats_is_down(
+    service_env: dict[str, str],
+) -> None:
+    """NATS unreachable: the gateway in the same process serves and says not ready, orders are
+    accepted, and SIGTERM stops the process (the webhook roles connect in the background)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        **service_env,
+        "PARTNER_API_HTTP_PORT": str(port),
+        "NATS_URL": f"nats://127.0.0.1:{free_port()}",  # nothing listens there
+    }
+    args = [*CLI, "serve", "--role", "gateway", "--role", "publisher", "--role", "dispatcher"]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_listening(url, process)
+        ready = httpx.get(f"{url}/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["nats"].startswith("error")
+        process.terminate()
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -182,6 +182,6 @@ def _check_rate(rate_rps: float | None, rate_burst: int | None) -> None:
     # `not (x > 0)` also refuses NaN, which would 500 every request of the organization;
     # infinity is no rate at all and does not print as JSON.
     if rate_rps is not None and not (0 < rate_rps < math.inf):
-        raise invalid("rate-rps must be a positive number.", "rate_rps")
+        raise invalid("The rate (requests per second) must be a positive number.", "rate_rps")
     if rate_burst is not None and rate_burst < 1:
         raise DomainError("invalid_request", "rate-burst must be at least 1.", field="rate_burst")

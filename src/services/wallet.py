@@ -41,7 +41,9 @@ def load_wallet(container: Any, org_id: str, environment: str) -> Wallet:
 
 def credit(container: Any, org_id: str, cents: int, environment: str = "live") -> dict[str, Any]:
     if not 0 < cents <= MAX_CREDIT_CENTS:
-        raise invalid(f"CENTS must be between 1 and {MAX_CREDIT_CENTS}.", "cents")
+        raise invalid(
+            f"The amount must be between 1 and {MAX_CREDIT_CENTS} cents.", "amount_cents"
+        )
     org_id = container.accounts.describe_organization(container.accounts.organization(org_id))["id"]
 
     def run() -> dict[str, Any]:

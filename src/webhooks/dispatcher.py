@@ -31,7 +31,7 @@ from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempt
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
-from webhooks.stream import connect, ensure_stream, subject_root
+from webhooks.stream import connect_with_stream, require_nats, subject_root
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +84,13 @@ class WebhookDispatcher:
         return f"webhook deliveries from JetStream stream {self.settings.nats_stream}"
 
     async def start(self) -> None:
-        self._nc = await connect(self.settings)
-        js = self._nc.jetstream()
-        await ensure_stream(js, self.settings)
+        require_nats(self.settings)
+        # Connected in the background, as the outbox publisher: NATS down must not hold the
+        # process's start (or its SIGTERM); deliveries wait in the stream until it is back.
+        self._loops = [asyncio.create_task(self._connect_and_run(), name="webhook-connect")]
+
+    async def _connect_and_run(self) -> None:
+        self._nc, js = await connect_with_stream(self.settings)
         subscription = await js.pull_subscribe(
             f"{subject_root(self.settings)}.>",
             durable="webhook-dispatcher",
@@ -98,7 +102,7 @@ class WebhookDispatcher:
                 max_ack_pending=20_000,
             ),
         )
-        self._loops = [
+        self._loops += [
             asyncio.create_task(self._intake(subscription), name="webhook-intake"),
             asyncio.create_task(self._poll_due(), name="webhook-due"),
         ]

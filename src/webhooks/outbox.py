@@ -20,7 +20,7 @@ from runtime.container import Container
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
-from webhooks.stream import connect, ensure_stream, subject_for
+from webhooks.stream import connect_with_stream, require_nats, subject_for
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +65,18 @@ class OutboxPublisher:
         return f"outbox -> JetStream stream {self.settings.nats_stream} at {self.settings.nats_url}"
 
     async def start(self) -> None:
+        require_nats(self.settings)
         await anyio.to_thread.run_sync(ensure_tracking_table, self.db)
-        self._nc = await connect(self.settings)
-        self._js = self._nc.jetstream()
-        await ensure_stream(self._js, self.settings)
         self._loop = asyncio.get_running_loop()
         self.container.store.on_saved(self._on_saved)
-        self._task = asyncio.create_task(self._run(), name="outbox-publisher")
+        self._task = asyncio.create_task(self._connect_and_run(), name="outbox-publisher")
+
+    async def _connect_and_run(self) -> None:
+        # Connected in the background: with NATS down the other roles of this process still
+        # start (the gateway serves, /readyz says not ready) and SIGTERM still stops it; the
+        # log waits in the store until NATS is back.
+        self._nc, self._js = await connect_with_stream(self.settings)
+        await self._run()
 
     def _on_saved(self, _notification_id: int) -> None:
         loop = self._loop
