@@ -79,8 +79,13 @@ def test_unknown_path_and_wrong_method_use_envelope(service: RunningService) -> 
         response = client.delete("/me")
         assert response.status_code == 405
         assert response.json()["error"]["request_id"] == _request_id(response)
+    # Spec 5: a request without a valid key gets 401, whatever its path or method.
     with service.client() as anonymous:
-        _assert_error(anonymous.get("/definitely-missing"), 404, "not_found")
+        _assert_error(anonymous.get("/definitely-missing"), 401, "unauthorized")
+        _assert_error(anonymous.delete("/me"), 401, "unauthorized")
+    with service.client("pk_test_not_a_key") as wrong:
+        _assert_error(wrong.get("/definitely-missing"), 401, "unauthorized")
+        assert wrong.get("/schema/openapi.json").status_code == 200  # public
 
 
 def test_health_ready_metrics_and_openapi(service: RunningService) -> None:

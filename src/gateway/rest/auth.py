@@ -58,7 +58,7 @@ async def authorize_off_loop(
 def authorize(container: Any, scope: Any) -> tuple[Principal, list[tuple[bytes, bytes]]]:
     """The key's principal and the RateLimit headers, after spending one token of its
     organization's allowance; 401 before any spending, 429 when the allowance is used up."""
-    principal = _authenticate(container, scope)
+    principal = authenticate_scope(container, scope)
     bucket = f"{principal.org_id}:{principal.environment}"
     rate = principal.rate_rps or container.settings.default_rate_rps
     burst = principal.rate_burst or container.settings.default_rate_burst
@@ -85,7 +85,7 @@ class RateLimited(DomainError):
         self.headers["Retry-After"] = str(retry_after)
 
 
-def _authenticate(container: Any, scope: Any) -> Principal:
+def authenticate_scope(container: Any, scope: Any) -> Principal:
     header = b""
     for name, value in scope["headers"]:
         if name == b"authorization":

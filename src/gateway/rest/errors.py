@@ -155,6 +155,11 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         return error_response(request, exc)
     if isinstance(exc, ValidationException):
         return _validation_error(request, exc)
+    if isinstance(exc, HTTPException) and exc.status_code in (404, 405) and _no_valid_key(request):
+        # Spec 5: every request carries a valid key, or gets 401; the route is looked up
+        # first, so without this an unknown path or method answered the caller without a key.
+        refused = DomainError("unauthorized", "Send a valid API key as 'Authorization: Bearer <key>'.")
+        return error_response(request, refused)
     if isinstance(exc, HTTPException):
         code = CODE_BY_STATUS.get(exc.status_code, "invalid_request")
         if exc.status_code >= 500:
@@ -170,3 +175,21 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         "Something went wrong on our side; retry with backoff and keep the request id.",
     )
     return Response(body, status_code=500)
+
+
+PARTNER_PATH = "/partner/v1/"
+
+
+def _no_valid_key(request: Request[Any, Any, Any]) -> bool:
+    """Whether a request to the partner API came without a key that authenticates (public
+    paths, such as the schema, need none)."""
+    from gateway.rest.auth import PUBLIC_PATHS, authenticate_scope
+
+    path = request.url.path
+    if not path.startswith(PARTNER_PATH) or path.startswith(PUBLIC_PATHS):
+        return False
+    try:
+        authenticate_scope(request.app.state["container"], request.scope)
+    except DomainError:
+        return True
+    return False
