@@ -137,18 +137,16 @@ def process_status(pid: int) -> str:
         return ""
 
 
+@pytest.mark.parametrize("nats_url", ["nothing listens", "malformed"])
 def test_webhook_roles_do_not_hold_the_start_while_nats_is_down(
-    service_env: dict[str, str],
+    service_env: dict[str, str], nats_url: str
 ) -> None:
-    """NATS unreachable: the gateway in the same process serves and says not ready, orders are
-    accepted, and SIGTERM stops the process (the webhook roles connect in the background)."""
+    """NATS unreachable (or its URL wrong): the gateway in the same process serves and says
+    not ready, and SIGTERM stops the process cleanly (the webhook roles connect in the
+    background, retrying)."""
     port = free_port()
-    env = {
-        **os.environ,
-        **service_env,
-        "PARTNER_API_HTTP_PORT": str(port),
-        "NATS_URL": f"nats://127.0.0.1:{free_port()}",  # nothing listens there
-    }
+    url = f"nats://127.0.0.1:{free_port()}" if nats_url == "nothing listens" else "nats://a:b:c"
+    env = {**os.environ, **service_env, "PARTNER_API_HTTP_PORT": str(port), "NATS_URL": url}
     args = [*CLI, "serve", "--role", "gateway", "--role", "publisher", "--role", "dispatcher"]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

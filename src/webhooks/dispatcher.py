@@ -86,12 +86,19 @@ class WebhookDispatcher:
     async def start(self) -> None:
         require_nats(self.settings)
         # Connected in the background, as the outbox publisher: NATS down must not hold the
-        # process's start (or its SIGTERM); deliveries wait in the stream until it is back.
-        self._loops = [asyncio.create_task(self._connect_and_run(), name="webhook-connect")]
+        # process's start (or its SIGTERM); new events wait in the stream until it is back,
+        # while retries of deliveries already stored go on.
+        self._loops = [
+            asyncio.create_task(self._connect_and_take_in(), name="webhook-intake"),
+            asyncio.create_task(self._poll_due(), name="webhook-due"),
+        ]
 
-    async def _connect_and_run(self) -> None:
-        self._nc, js = await connect_with_stream(self.settings)
-        subscription = await js.pull_subscribe(
+    async def _connect_and_take_in(self) -> None:
+        self._nc, _, subscription = await connect_with_stream(self.settings, self._subscribe)
+        await self._intake(subscription)
+
+    async def _subscribe(self, js: Any) -> Any:
+        return await js.pull_subscribe(
             f"{subject_root(self.settings)}.>",
             durable="webhook-dispatcher",
             stream=self.settings.nats_stream,
@@ -102,10 +109,6 @@ class WebhookDispatcher:
                 max_ack_pending=20_000,
             ),
         )
-        self._loops += [
-            asyncio.create_task(self._intake(subscription), name="webhook-intake"),
-            asyncio.create_task(self._poll_due(), name="webhook-due"),
-        ]
 
     async def stop(self) -> None:
         # Deliveries first, so the attempts they finished are still written by the writer.

@@ -75,7 +75,7 @@ class OutboxPublisher:
         # Connected in the background: with NATS down the other roles of this process still
         # start (the gateway serves, /readyz says not ready) and SIGTERM still stops it; the
         # log waits in the store until NATS is back.
-        self._nc, self._js = await connect_with_stream(self.settings)
+        self._nc, self._js, _ = await connect_with_stream(self.settings)
         await self._run()
 
     def _on_saved(self, _notification_id: int) -> None:
@@ -87,7 +87,8 @@ class OutboxPublisher:
         self._stopping = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # The task logs its own failures; stopping must go on to the other roles.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
         if self._nc is not None:
             await self._nc.close()

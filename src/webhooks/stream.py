@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import nats
@@ -39,22 +41,29 @@ async def connect(settings: Settings) -> Any:
     )
 
 
-async def connect_with_stream(settings: Settings) -> tuple[Any, Any]:
-    """A NATS connection and its JetStream context with the stream in place, however long
-    NATS takes to be reachable (the connect itself retries forever); a failure after the
-    connect (JetStream off, say) is logged and retried."""
+async def connect_with_stream(
+    settings: Settings, setup: Callable[[Any], Awaitable[Any]] | None = None
+) -> tuple[Any, Any, Any]:
+    """A NATS connection, its JetStream context with the stream in place, and what `setup(js)`
+    returns (a subscription, say), however long NATS takes to be reachable: the connect itself
+    retries forever, and any other failure (a malformed URL, JetStream off, a timeout while
+    subscribing) is logged and the whole is tried again."""
     while True:
-        nc = await connect(settings)
+        nc = None
         try:
+            nc = await connect(settings)
             js = nc.jetstream()
             await ensure_stream(js, settings)
-            return nc, js
+            return nc, js, (await setup(js) if setup is not None else None)
         except asyncio.CancelledError:
-            await nc.close()
+            if nc is not None:
+                await nc.close()
             raise
         except Exception:
-            log.exception("JetStream stream %s not ready; retrying", settings.nats_stream)
-            await nc.close()
+            log.exception("NATS stream %s not ready; retrying", settings.nats_stream)
+            if nc is not None:
+                with contextlib.suppress(Exception):
+                    await nc.close()
             await asyncio.sleep(1.0)
 
 

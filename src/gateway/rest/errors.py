@@ -155,11 +155,12 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         return error_response(request, exc)
     if isinstance(exc, ValidationException):
         return _validation_error(request, exc)
-    if isinstance(exc, HTTPException) and exc.status_code in (404, 405) and _no_valid_key(request):
+    if isinstance(exc, HTTPException) and exc.status_code in (404, 405):
         # Spec 5: every request carries a valid key, or gets 401; the route is looked up
         # first, so without this an unknown path or method answered the caller without a key.
-        refused = DomainError("unauthorized", "Send a valid API key as 'Authorization: Bearer <key>'.")
-        return error_response(request, refused)
+        refused = _key_refusal(request)
+        if refused is not None:
+            return error_response(request, refused)
     if isinstance(exc, HTTPException):
         code = CODE_BY_STATUS.get(exc.status_code, "invalid_request")
         if exc.status_code >= 500:
@@ -180,16 +181,19 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
 PARTNER_PATH = "/partner/v1/"
 
 
-def _no_valid_key(request: Request[Any, Any, Any]) -> bool:
-    """Whether a request to the partner API came without a key that authenticates (public
-    paths, such as the schema, need none)."""
+def _key_refusal(request: Request[Any, Any, Any]) -> DomainError | None:
+    """Why a request to the partner API has no valid key (public paths, such as the schema,
+    need none), or None. A missing or malformed key is refused without a lookup; a store that
+    cannot be asked leaves the 404/405 as it was."""
     from gateway.rest.auth import PUBLIC_PATHS, authenticate_scope
 
     path = request.url.path
     if not path.startswith(PARTNER_PATH) or path.startswith(PUBLIC_PATHS):
-        return False
+        return None
     try:
         authenticate_scope(request.app.state["container"], request.scope)
-    except DomainError:
-        return True
-    return False
+    except DomainError as refused:
+        return refused
+    except Exception:  # noqa: BLE001 - the store is down: answer the routing error
+        log.warning("key check for %s %s failed", request.method, path, exc_info=True)
+    return None
