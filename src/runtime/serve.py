@@ -42,16 +42,27 @@ class RunningRoles:
     def __init__(self, container: Container, names: list[str]) -> None:
         load_roles()  # callers may name roles without resolve_roles (tests do)
         self.roles: list[Role] = [ROLE_FACTORIES[n](container) for n in names if n != GATEWAY]
-        self.announce: str | None = None  # printed once the roles run
+        self.announce: str | None = None  # printed once the roles run and the port listens
+        self.server: uvicorn.Server | None = None  # the one whose port the announce names
+        self._announcing: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)
         if self.announce:
-            print(self.announce, flush=True)
+            # uvicorn binds its port after the lifespan starts: a caller that connects on
+            # reading the line must find it listening.
+            self._announcing = asyncio.create_task(self._announce_when_listening(self.announce))
+
+    async def _announce_when_listening(self, line: str) -> None:
+        while self.server is not None and not self.server.started:
+            await asyncio.sleep(0.01)
+        print(line, flush=True)
 
     async def stop(self) -> None:
+        if self._announcing is not None:
+            self._announcing.cancel()
         for role in reversed(self.roles):
             await role.stop()
 
@@ -79,7 +90,8 @@ def build_server(
         loop="uvloop",
         http="httptools",
     )
-    return uvicorn.Server(config), running
+    running.server = uvicorn.Server(config)
+    return running.server, running
 
 
 def _stop_with_parent() -> None:
@@ -119,8 +131,9 @@ async def _serve_single(settings: Settings, roles: list[str], clock: Clock | Non
     try:
         if GATEWAY in roles:
             server, running = build_server(container, roles)
-            # Announced from the lifespan, where uvicorn already handles SIGTERM: a caller
-            # that stops the server as soon as it reads the line gets a clean exit.
+            # Announced once the port listens, from a task the lifespan starts, where uvicorn
+            # already handles SIGTERM: a caller that connects, or stops the server, as soon as
+            # it reads the line finds it listening, or gets a clean exit.
             running.announce = (
                 f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH}"
             )
