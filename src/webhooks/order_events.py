@@ -56,17 +56,20 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     if order.kind == PURCHASE:
         return events
     for item in order.domains:
-        data = {
-            **domain_view(item, order.status),
-            "category": "connected",
-            "order_id": public_id("ord", order.id),
-            "customer_id": order.customer_id,
-            "usable_for": usable_for(item["suite"]),
-        }
-        events.append(
-            event_about(order, "domain.connected", item["id"], data, event.at)
-        )
+        data = _connected_domain(order, item)
+        events.append(event_about(order, "domain.connected", item["id"], data, event.at))
     return events
+
+
+def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
+    """An order's domain as `GET /domains` shows a connected row."""
+    return {
+        **domain_view(item, order.status),
+        "category": "connected",
+        "order_id": public_id("ord", order.id),
+        "customer_id": order.customer_id,
+        "usable_for": usable_for(item["suite"]),
+    }
 
 
 @maps("Order.Failed")
@@ -101,13 +104,8 @@ def _domains_needing_attention(
         if shown_item_status(ACTION_REQUIRED, item) != ACTION_REQUIRED:
             continue
         data = {
-            **domain_view(item, order.status),
-            "status": ACTION_REQUIRED,
-            "category": "connected",
+            **_connected_domain(order, item),
             "reason": action.kind,
-            "order_id": public_id("ord", order.id),
-            "customer_id": order.customer_id,
-            "usable_for": usable_for(item["suite"]),
             "pending_action_id": public_id("act", action.id),
         }
         if item["domain"] in waiting:
