@@ -114,6 +114,7 @@ def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None
         assert verify_signature(rotated, again[-1].headers, again[-1].body, time.time())
 
         page.click("text=Sign out")
+        page.locator("#api_key").wait_for(timeout=10_000)  # the sign-out navigation lands
         assert page.locator("#api_key").count() == 1
     finally:
         receiver.stop()
