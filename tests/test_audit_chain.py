@@ -8,7 +8,14 @@ from audit_support import build_history, delete_event, tamper_event
 from conftest import RunningService, ServiceFactory
 from grpc_support import ROLES
 
-from audit.chain import ensure_chain_table, extend_all, verify, verify_and_seal
+from audit.chain import (
+    GENESIS,
+    ensure_chain_table,
+    extend_all,
+    seal_after,
+    verify,
+    verify_and_seal,
+)
 
 
 def sealed(service: RunningService) -> int:
@@ -68,3 +75,18 @@ def test_verify_seals_new_events_where_no_follower_runs(service_factory: Service
     second = verify_and_seal(c.store, c.ops_db)
     assert (second.intact, second.checked, second.sealed_through) == (True, 1, 2)
     assert extend_all(c.store, c.ops_db) == 0
+
+
+def test_two_sealers_from_the_same_head_agree(service_factory: ServiceFactory) -> None:
+    """`audit verify` (CLI or gRPC) seals while the audit role does too: both may read one
+    head and seal the same rows. The second must neither fail nor change the chain."""
+    service = service_factory(roles=ROLES[:2])
+    c = service.container
+    ensure_chain_table(c.ops_db)
+    build_history(service)
+    head = c.store.recorder.max_notification_id() or 0
+    for _ in range(2):  # each sealer read the empty chain's head before the other wrote
+        with c.ops_db.bulk_transaction() as cur:
+            assert seal_after(cur, c.store, (0, GENESIS), 1000) == head
+    report = verify_and_seal(c.store, c.ops_db)
+    assert (report.intact, report.checked, report.sealed_through) == (True, head, head)

@@ -66,14 +66,24 @@ def chain_head(cur: Any) -> tuple[int, str]:
 def extend(store: EventStore, db: Database, batch: int = 1000) -> int:
     """Seal the next batch of stored events; returns how many were added."""
     with db.bulk_transaction() as cur:  # many inserts, none read back
-        head, previous = chain_head(cur)
-        notifications = store.recorder.select_notifications(start=head + 1, limit=batch)
-        for notification in notifications:
-            previous = link(previous, notification)
-            cur.execute(
-                f"INSERT INTO {TABLE} (notification_id, digest) VALUES (?, ?)",
-                (notification.id, previous),
-            )
+        return seal_after(cur, store, chain_head(cur), batch)
+
+
+def seal_after(cur: Any, store: EventStore, head: tuple[int, str], batch: int) -> int:
+    """Seal up to `batch` events after `head` (position, digest).
+
+    Another sealer (the audit role, `audit verify`, a second process) may have read the same
+    head and sealed the same rows first. Its digests are the same, since a link depends only
+    on the events, so a row already there is left as it is rather than failing the batch."""
+    position, previous = head
+    notifications = store.recorder.select_notifications(start=position + 1, limit=batch)
+    for notification in notifications:
+        previous = link(previous, notification)
+        cur.execute(
+            f"INSERT INTO {TABLE} (notification_id, digest) VALUES (?, ?) "
+            "ON CONFLICT (notification_id) DO NOTHING",
+            (notification.id, previous),
+        )
     return len(notifications)
 
 
