@@ -50,8 +50,10 @@ PG_URL = os.environ.get(
 )
 TARGET_P99_MS = 250
 TARGET_RATIO = 0.40
-# A file: py-spy (idle threads too) records the service during the sustained phase into it.
+# A file: py-spy records the service during the sustained phase into it, idle threads too
+# (where it waits); with BENCH_SPY_GIL=1 only the thread holding the GIL (where CPU goes).
 SPY = os.environ.get("BENCH_SPY")
+SPY_MODE = "--gil" if os.environ.get("BENCH_SPY_GIL") == "1" else "--idle"
 ORDER = {"suite_a": {"domains": 1, "inboxes_per_domain": 2}}
 
 
@@ -210,7 +212,7 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
     started = time.time()
     spy = subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-         "--idle", "--format", "raw", "-r", "50", "--nonblocking", "-o", f"{SPY}.{connections}"],
+         SPY_MODE, "--format", "raw", "-r", "50", "--nonblocking", "-o", f"{SPY}.{connections}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     ) if SPY else None
     placed = asyncio.run(closed_loop(base_url, tenants, SECONDS, connections))
