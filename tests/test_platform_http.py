@@ -210,3 +210,21 @@ def test_a_write_answers_soon_while_the_projections_process_is_down(service_fact
         waited = time.monotonic() - started
     assert response.status_code == 201, response.text
     assert waited < 5, waited
+
+
+def test_options_allow_lists_every_method_of_the_path(service: RunningService) -> None:
+    """RFC 9110 `Allow`: the methods the resource supports, all of them. Litestar listed only
+    the methods of the path's first handler (`/orders` without GET)."""
+    with service.partner() as client:
+        answers = {
+            path: client.options(path)
+            for path in ("/orders", "/bundles/bun_0", "/swaps", "/domains/import/jobs")
+        }
+    assert {path: (r.status_code, r.headers["Allow"]) for path, r in answers.items()} == {
+        "/orders": (204, "GET, OPTIONS, POST"),
+        "/bundles/bun_0": (204, "GET, OPTIONS, PATCH"),
+        "/swaps": (204, "GET, OPTIONS, POST"),
+        "/domains/import/jobs": (204, "GET, OPTIONS, POST"),
+    }
+    for response in answers.values():
+        _request_id(response)

@@ -12,6 +12,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
+from gateway.rest.allow_header import correct_allow_header
 from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
@@ -66,6 +67,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
         debug=False,
     )
     app.state["container"] = container
+    correct_allow_header(app)
     return app
 
 
