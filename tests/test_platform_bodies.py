@@ -170,3 +170,33 @@ def test_bodies_are_decoded_strictly(service: RunningService) -> None:
         ).json()["error"]
         assert nested["field"] == "credentials.api_key"
         assert client.get("/bundles").json()["data"] == []
+
+
+def test_whole_numbers_written_as_floats_are_integers(service: RunningService) -> None:
+    """The OpenAPI 3.1 document's JSON Schema counts 10000.0 and 1e4 as integers, so a body
+    valid against it is accepted; a fraction is still refused with its field."""
+    with service.partner() as client:
+        bundle = client.post(
+            "/bundles", content=b'{"name": "B", "monthly_sending_volume": 1e4, '
+            b'"send_on_weekends": false, "suite_a_licenses": 2.0}',
+            headers={"Content-Type": "application/json"},
+        )
+        assert bundle.status_code == 201, bundle.text
+        assert bundle.json()["data"]["monthly_sending_volume"] == 10000
+        assert bundle.json()["data"]["suite_a_licenses"] == 2
+        workspace = client.post(
+            "/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "whole-1"}
+        ).json()["data"]["workspace_id"]
+        order = client.post(
+            "/orders", content=b'{"destination": {"workspace_id": "%s"}, '
+            b'"suite_a": {"domains": 1.0, "inboxes_per_domain": 2.0}}' % workspace.encode(),
+            headers={"Idempotency-Key": "whole-2", "Content-Type": "application/json"},
+        )
+        assert order.status_code == 201, order.text
+        assert order.json()["data"]["licenses"]["suite_a"] == 2
+        fraction = client.post(
+            "/orders", content=b'{"destination": {"workspace_id": "%s"}, '
+            b'"suite_a": {"domains": 1.5, "inboxes_per_domain": 2}}' % workspace.encode(),
+            headers={"Idempotency-Key": "whole-3", "Content-Type": "application/json"},
+        ).json()["error"]
+    assert (fraction["code"], fraction["field"]) == ("invalid_request", "suite_a.domains")

@@ -52,8 +52,30 @@ async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
     """Decode here rather than through the handler signature: Litestar drops the nested part of
     msgspec's error path, and `field` must be the full dot path (`destination.foo`)."""
     try:
-        return msgspec.json.decode(await request.body(), type=kind)
+        return decode_json(await request.body(), kind)
     except msgspec.ValidationError as exc:
         raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
     except (msgspec.DecodeError, UnicodeDecodeError):  # bad UTF-8 inside a string is the latter
         raise invalid("The body is not valid JSON.") from None
+
+
+def decode_json(raw: bytes, kind: type[T]) -> T:
+    """Strict decoding, except that a whole number written with a fraction or an exponent
+    (`6.0`, `1e3`) is an integer: JSON Schema, which the OpenAPI 3.1 document uses, counts it
+    as one, so a body valid against the published schema is not refused for it."""
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as exc:
+        if "got `float`" not in str(exc):
+            raise
+    return msgspec.convert(_whole_numbers_as_ints(msgspec.json.decode(raw)), type=kind)
+
+
+def _whole_numbers_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_numbers_as_ints(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole_numbers_as_ints(item) for key, item in value.items()}
+    return value
