@@ -16,6 +16,7 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import documented
 from gateway.rest.strict_bodies import reject_body_properties
 from services.bundles import (
     archive_bundle,
@@ -54,10 +55,11 @@ Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
 Percent = Annotated[int | None, _range(0, 100)]
 Licenses = Annotated[int | None, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)]
 Edit = int | None | msgspec.UnsetType  # an edited integer: unset when not sent
+BundleName = Annotated[str, documented(min_length=1, max_length=200)]
 
 
 class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    name: str
+    name: BundleName
     monthly_sending_volume: Volume
     send_on_weekends: bool
     suite_a_percent: Percent = None
@@ -69,10 +71,12 @@ class EditBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Only the properties sent change; a null percent or `suite_a_licenses` returns to the
     sizing rule's value."""
 
-    # Null is rejected by the service for these three, with the property named in `field`.
-    name: str | None | msgspec.UnsetType = msgspec.UNSET
-    monthly_sending_volume: Annotated[Edit, _range(1, MAX_MONTHLY_VOLUME)] = msgspec.UNSET
-    send_on_weekends: bool | None | msgspec.UnsetType = msgspec.UNSET
+    # These three may be left out, not set to null (400 with the property named in `field`).
+    name: BundleName | msgspec.UnsetType = msgspec.UNSET
+    monthly_sending_volume: Annotated[int | msgspec.UnsetType, _range(1, MAX_MONTHLY_VOLUME)] = (
+        msgspec.UNSET
+    )
+    send_on_weekends: bool | msgspec.UnsetType = msgspec.UNSET
     suite_a_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
     suite_b_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
     suite_a_licenses: Annotated[Edit, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)] = msgspec.UNSET

@@ -14,6 +14,7 @@ from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import HttpsUrl
 from gateway.rest.strict_bodies import reject_body_properties
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
@@ -34,7 +35,7 @@ StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUS
 
 
 class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    url: str
+    url: HttpsUrl
 
 
 class Attempt(msgspec.Struct):

@@ -11,6 +11,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
+from gateway.rest.schema_notes import HttpUrl
 from services.forwarding import MAX_DOMAINS, load_job, submit
 from services.forwarding import __doc__ as FORWARDING_RULES
 
@@ -23,7 +24,7 @@ def _items(least: int, most: int) -> msgspec.Meta:
 # the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 class ForwardingBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     domains: Annotated[list[str], _items(1, MAX_DOMAINS)]
-    forwarding_url: str
+    forwarding_url: HttpUrl
 
 
 class ForwardingJobOut(msgspec.Struct):

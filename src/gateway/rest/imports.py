@@ -16,6 +16,7 @@ from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.imports import __doc__ as IMPORT_RULES
@@ -24,7 +25,7 @@ JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
 
 
 def _items(least: int, most: int) -> msgspec.Meta:
-    return msgspec.Meta(extra_json_schema={"extra": {"min_items": least, "max_items": most}})
+    return documented(min_items=least, max_items=most, items=NON_EMPTY_ITEM)
 
 
 # Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer

@@ -148,6 +148,7 @@ def _document_request(operation: dict[str, Any], schemas: dict[str, Any]) -> Non
         (ref,), components = msgspec.json.schema_components(
             [body], ref_template=f"#/components/schemas/{BODY_PREFIX}{{name}}"
         )
+        lift_extra(components)
         schemas.update({f"{BODY_PREFIX}{name}": value for name, value in components.items()})
         operation["requestBody"] = {
             "required": True,
@@ -162,6 +163,21 @@ def _document_request(operation: dict[str, Any], schemas: dict[str, Any]) -> Non
         parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
         if all(p.get("name", "").lower() != "idempotency-key" for p in parameters):
             parameters.append(_idempotency_parameter(IDEMPOTENCY_KEY[operation_id]))
+
+
+def lift_extra(node: Any) -> None:
+    """msgspec renders `Meta(extra_json_schema={"extra": {...}})` (written for Litestar, see
+    `schema_notes.documented`) as an `extra` member: make it the JSON Schema keywords it names."""
+    if isinstance(node, list):
+        for item in node:
+            lift_extra(item)
+    if not isinstance(node, dict):
+        return
+    for key, value in node.pop("extra", {}).items():
+        head, *rest = key.split("_")
+        node[head + "".join(part.capitalize() for part in rest)] = value
+    for value in node.values():
+        lift_extra(value)
 
 
 def _bounded_per_page(schema: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from litestar import Request
 
 from domain.errors import invalid
 from gateway.rest.errors import clean_msgspec_message, field_from_msgspec
+from gateway.rest.schema_notes import HttpUrl, Name
 
 
 class Destination(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -30,8 +31,8 @@ class NamedDomain(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class Persona(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    first_name: str
-    last_name: str
+    first_name: Name
+    last_name: Name
 
 
 class OrderBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -42,7 +43,7 @@ class OrderBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     domains: list[NamedDomain] | None = None
     personas: list[Persona] | None = None
     profile_picture_url: str | None = None
-    forwarding_url: str | None = None
+    forwarding_url: HttpUrl | None = None
 
 
 T = TypeVar("T")

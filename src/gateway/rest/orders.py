@@ -25,6 +25,7 @@ from gateway.rest.order_shapes import (
     OrderOut,
     PendingActionOut,
 )
+from gateway.rest.schema_notes import HttpsUrl
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
@@ -60,7 +61,7 @@ class ResolvedActionResponse(msgspec.Struct):
 
 
 class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    profile_picture_url: str | None = None
+    profile_picture_url: HttpsUrl | None = None
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.

@@ -17,6 +17,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
 from projections.pool import condition_clause, render_pool_row
 from services import pool_attach, pool_inventory
 from services.burned_domains import load_burned_job
@@ -36,11 +37,7 @@ ATTACH_IDEMPOTENCY = (
 class PoolDomainsBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     domains: Annotated[
         list[str],
-        msgspec.Meta(
-            extra_json_schema={
-                "extra": {"min_items": 1, "max_items": MAX_DOMAINS, "unique_items": True}
-            }
-        ),
+        documented(min_items=1, max_items=MAX_DOMAINS, unique_items=True, items=NON_EMPTY_ITEM),
     ]
 
 

@@ -13,6 +13,7 @@ from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import decode_body
 from gateway.rest.order_shapes import ONE_ORDER
+from gateway.rest.schema_notes import NonEmpty
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.purchase import __doc__ as PURCHASE_RULES
@@ -20,7 +21,7 @@ from services.purchase import purchase_domains
 
 
 class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domain: str
+    domain: NonEmpty
     auto_renew: bool = True
 
 

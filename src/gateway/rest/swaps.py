@@ -20,7 +20,9 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
+from gateway.rest.schema_notes import documented
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from services.swap_plan import MAX_PERSONAS
 from services.swap_plan import __doc__ as SWAP_RULES
 from services.swaps import create_swap, get_swap, rename_user_names
 
@@ -38,7 +40,7 @@ class UserNamesBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """`POST /swaps/user_names`: new personas for the inboxes of a warm domain."""
 
     domain: str
-    personas: list[Persona]
+    personas: Annotated[list[Persona], documented(min_items=1, max_items=MAX_PERSONAS)]
 
 
 class SwapInbox(msgspec.Struct, kw_only=True):

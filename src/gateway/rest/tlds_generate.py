@@ -18,14 +18,18 @@ from services.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, 
 from services.generation import __doc__ as GENERATION_RULES
 
 
-def _bounds(**extra: int) -> msgspec.Meta:
+def _bounds(**extra: Any) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema={"extra": extra})
 
 
 # Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
 # the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
+# Letters, digits and hyphens, either case (the service lowers them).
+KEYWORD = {"type": "string", "pattern": "^[A-Za-z0-9-]{1,40}$"}
+
+
 class GenerateBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS)]
+    keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS, items=KEYWORD)]
     # Both omitted: the service's own lists (`DEFAULT_PREFIXES`, `DEFAULT_SUFFIXES`).
     prefixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None
     suffixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -13,15 +13,16 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import Name, documented
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
 
 
 class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str
-    email: str
-    first_name: str
-    last_name: str
+    email: Annotated[str, documented(format="email", max_length=200)]
+    first_name: Name
+    last_name: Name
 
 
 class SequencerLink(msgspec.Struct):

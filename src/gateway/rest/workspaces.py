@@ -20,6 +20,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import documented
 from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
@@ -32,7 +33,7 @@ CREDENTIALS_DOC = (
 
 
 class CreateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    provider: str
+    provider: Annotated[str, documented(enum=list(PROVIDERS))]
     name: str | None = None
     credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
     customer: Annotated[

@@ -1,0 +1,31 @@
+"""Rules a body's checks enforce, written into the OpenAPI document.
+
+Documentation only (`extra_json_schema`): the services check these rules themselves, to answer
+the spec-7 envelope with their own message and `field`; msgspec does not enforce them. Keeping
+them in the schema means a body valid against the published document is one the service takes,
+as far as JSON Schema can say it (a whitespace-only name, say, still passes `minLength`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+
+def documented(**schema: Any) -> msgspec.Meta:
+    """`Annotated[str, documented(min_length=1)]`: Litestar's schema field names, snake case.
+    The bodies decoded by hand are rendered by msgspec instead, which copies `extra` as it is:
+    `openapi_docs.lift_extra` turns it into JSON Schema there."""
+    return msgspec.Meta(extra_json_schema={"extra": schema})
+
+
+NonEmpty = Annotated[str, documented(min_length=1)]
+# A name: something besides white space.
+Name = Annotated[str, documented(min_length=1, pattern=r"\S")]
+# Litestar drops the metadata of a list's item type: a list states its items' rule itself,
+# `documented(items=NON_EMPTY_ITEM)`, in JSON Schema's own words.
+NON_EMPTY_ITEM = {"type": "string", "minLength": 1}
+# An absolute URL with a host (`https://` alone is refused).
+HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="uri")]
+HttpUrl = Annotated[str, documented(pattern=r"^https?://[^\s/?#]+", format="uri")]
