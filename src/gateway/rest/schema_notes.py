@@ -26,6 +26,7 @@ Name = Annotated[str, documented(min_length=1, pattern=r"\S")]
 # Litestar drops the metadata of a list's item type: a list states its items' rule itself,
 # `documented(items=NON_EMPTY_ITEM)`, in JSON Schema's own words.
 NON_EMPTY_ITEM = {"type": "string", "minLength": 1}
-# An absolute URL with a host (`https://` alone is refused).
-HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="uri")]
-HttpUrl = Annotated[str, documented(pattern=r"^https?://[^\s/?#]+", format="uri")]
+# An absolute URL with a host (`https://` alone is refused); `iri`: a host may be an
+# internationalized name, checked in its IDNA form.
+HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="iri")]
+HttpUrl = Annotated[str, documented(pattern=r"^https?://[^\s/?#]+", format="iri")]
