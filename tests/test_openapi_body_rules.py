@@ -21,7 +21,9 @@ RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("/orders", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/domains/forwarding", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/swaps/user_names", "post", "personas"): {"minItems": 1, "maxItems": 50},
-    ("/users", "post", "email"): {"format": "email"},
+    ("/users", "post", "email"): {"pattern": "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},
+    ("/users", "post", "first_name"): {"minLength": 1, "maxLength": 200},
+    ("/domains/generate", "post", "prefixes.items"): {"pattern": "^[A-Za-z0-9-]{1,40}$"},
     ("/workspaces", "post", "provider"): {"enum": ["u", "i", "m", "w"]},
     ("/webhook_endpoint", "put", "url"): {"pattern": "^https://[^\\s/?#]+"},
 }
@@ -60,6 +62,10 @@ def test_body_rules_are_in_the_document(service: RunningService) -> None:
 
 def test_each_documented_rule_is_enforced(service: RunningService) -> None:
     with service.partner() as client:
+        workspace = client.post(
+            "/workspaces", json={"provider": "u", "credentials": {"api_key": "k1"}},
+            headers={"Idempotency-Key": "rules-1"},
+        ).json()["data"]["workspace_id"]
         bundle = {"monthly_sending_volume": 1000, "send_on_weekends": False}
         refused = {
             ("/bundles", "name"): {**bundle, "name": ""},
@@ -69,6 +75,14 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
                                                         "forwarding_url": "http://"},
             ("/users", "first_name"): {"workspace_id": "wrk_" + "0" * 32, "email": "a@b.co",
                                        "first_name": "  ", "last_name": "Lee"},
+            ("/users", "last_name"): {"workspace_id": "wrk_" + "0" * 32, "email": "a@b.co",
+                                      "first_name": "Ann", "last_name": "L" * 201},
+            ("/users", "email"): {"workspace_id": "wrk_" + "0" * 32, "email": "a@b",
+                                  "first_name": "Ann", "last_name": "Lee"},
+            ("/domains/generate", "prefixes[0]"): {"keywords": ["acme"], "prefixes": ["a b"]},
+            ("/quotes", "forwarding_url"): {"destination": {"workspace_id": workspace},
+                                            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+                                            "forwarding_url": "https://?a=1"},
         }
         for (path, field), body in refused.items():
             error = client.post(path, json=body).json()["error"]

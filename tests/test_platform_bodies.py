@@ -199,4 +199,12 @@ def test_whole_numbers_written_as_floats_are_integers(service: RunningService) -
             b'"suite_a": {"domains": 1.5, "inboxes_per_domain": 2}}' % workspace.encode(),
             headers={"Idempotency-Key": "whole-3", "Content-Type": "application/json"},
         ).json()["error"]
+        # A whole float where a string belongs, or one past int64, is reported as sent.
+        name = client.post("/bundles", json={"name": 5.0, "monthly_sending_volume": 1,
+                                             "send_on_weekends": False}).json()["error"]
+        huge = client.post("/pool/attach", content=b'{"workspace_id": "%s", "quantity": 1e300}'
+                           % workspace.encode(),
+                           headers={"Content-Type": "application/json"}).json()["error"]
     assert (fraction["code"], fraction["field"]) == ("invalid_request", "suite_a.domains")
+    assert (name["field"], "float" in name["message"]) == ("name", True), name
+    assert (huge["field"], "float" in huge["message"]) == ("quantity", True), huge

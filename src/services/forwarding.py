@@ -14,7 +14,6 @@ an order named, so the inventory row shows it either way.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from eventsourcing.domain import Aggregate
@@ -29,10 +28,9 @@ from projections.domains import tenant_rows_by_name
 from services.accounts import Principal
 from services.job_views import forwarding_view
 from services.wallet import retry_conflicts
-from webhooks.urls import check_forwarding_target
+from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 MAX_DOMAINS = 50
-_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
 
 
 def _save(container: Any, *aggregates: Aggregate) -> None:
@@ -43,7 +41,7 @@ def _save(container: Any, *aggregates: Aggregate) -> None:
 
 def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     url = str(body.get("forwarding_url") or "").strip()
-    if not _URL.match(url):
+    if not FORWARDING_URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
     check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
     sent = body.get("domains") or []

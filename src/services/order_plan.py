@@ -32,7 +32,7 @@ from projections.orders import domain_rows, owned_free_domains
 from services.bundles import load_bundle
 from services.pricing import price_of, registration_price
 from services.workspaces import check_client, load_workspace
-from webhooks.urls import check_forwarding_target
+from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 SUITES = ("suite_a", "suite_b")
 MAX_DOMAINS_PER_SUITE = 100
@@ -346,7 +346,7 @@ def plan_order(
     # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
     # picture URL to `action_required` (a pending action), not to a 400.
     url = body.get("forwarding_url")
-    if url is not None and not re.match(r"^https?://[^\s/]+", url):
+    if url is not None and not FORWARDING_URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
     if body.get("forwarding_url") is not None:
         check_forwarding_target(

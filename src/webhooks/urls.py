@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 from domain.errors import invalid
 
 MAX_URL_LENGTH = 2048
+# A forwarding target as the body must write it: http(s), a host, nothing blank after it.
+FORWARDING_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
 # Letters, digits, hyphens and underscores between dots; non-ASCII names are checked in their
 # IDNA form. IP literals are checked apart (`literal_address`).
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")

@@ -69,11 +69,18 @@ def decode_json(raw: bytes, kind: type[T]) -> T:
     except msgspec.ValidationError as exc:
         if "got `float`" not in str(exc):
             raise
-    return msgspec.convert(_whole_numbers_as_ints(msgspec.json.decode(raw)), type=kind)
+        try:
+            return msgspec.convert(_whole_numbers_as_ints(msgspec.json.decode(raw)), type=kind)
+        except msgspec.ValidationError:
+            raise exc from None  # what was sent, `float`, rather than the int made of it
+
+
+# Past int64 a number is refused as a float, as Litestar's own decoding of the body does.
+_INT64 = 2**63
 
 
 def _whole_numbers_as_ints(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and -_INT64 <= value < _INT64:
         return int(value)
     if isinstance(value, list):
         return [_whole_numbers_as_ints(item) for item in value]

@@ -31,8 +31,8 @@ KEYWORD = {"type": "string", "pattern": "^[A-Za-z0-9-]{1,40}$"}
 class GenerateBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS, items=KEYWORD)]
     # Both omitted: the service's own lists (`DEFAULT_PREFIXES`, `DEFAULT_SUFFIXES`).
-    prefixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None
-    suffixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES)] = None
+    prefixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES, items=KEYWORD)] = None
+    suffixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES, items=KEYWORD)] = None
     tlds: Annotated[list[str] | None, _bounds(min_items=1)] = None  # omitted: `com` only
     limit: Annotated[int | None, _bounds(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
 

@@ -16,13 +16,14 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import Name, documented
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
+from services.workspaces import EMAIL, MAX_TEXT
 
 
 class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str
-    email: Annotated[str, documented(format="email", max_length=200)]
-    first_name: Name
-    last_name: Name
+    email: Annotated[str, documented(pattern=EMAIL.pattern, max_length=MAX_TEXT)]
+    first_name: Annotated[Name, documented(max_length=MAX_TEXT)]
+    last_name: Annotated[Name, documented(max_length=MAX_TEXT)]
 
 
 class SequencerLink(msgspec.Struct):
