@@ -3,7 +3,7 @@
 Documentation only (`extra_json_schema`): the services check these rules themselves, to answer
 the spec-7 envelope with their own message and `field`; msgspec does not enforce them. Keeping
 them in the schema means a body valid against the published document is one the service takes,
-as far as JSON Schema can say it (a whitespace-only name, say, still passes `minLength`).
+as far as JSON Schema can say it (a domain item of spaces, say, still passes `minLength`).
 """
 
 from __future__ import annotations
