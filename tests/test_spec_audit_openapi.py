@@ -331,3 +331,4 @@ def test_replay_header_and_rate_limit_details_are_documented(service: RunningSer
         for operation in item.values():
             if isinstance(operation, dict):
                 assert "415" not in operation.get("responses", {})
+    assert "unsupported_media_type" not in error["properties"]["code"]["enum"]

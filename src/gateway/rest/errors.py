@@ -31,7 +31,6 @@ STATUS_BY_CODE: dict[str, int] = {
     ),
     "bundle_archived": 409,
     "payload_too_large": 413,
-    "unsupported_media_type": 415,
     "provider_credentials_invalid": 422,
     "rate_limited": 429,
     "internal_error": 500,
@@ -46,7 +45,6 @@ CODE_BY_STATUS = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
-    415: "unsupported_media_type",
     429: "rate_limited",
     503: "provider_unavailable",
 }
