@@ -55,7 +55,7 @@ Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
 Percent = Annotated[int | None, _range(0, 100)]
 Licenses = Annotated[int | None, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)]
 Edit = int | None | msgspec.UnsetType  # an edited integer: unset when not sent
-BundleName = Annotated[str, documented(min_length=1, max_length=200)]
+BundleName = Annotated[str, documented(min_length=1, max_length=200, pattern=r"\S")]
 
 
 class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

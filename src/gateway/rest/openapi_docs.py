@@ -201,16 +201,22 @@ def _limit_domains(
     content["schema"] = {**body, "properties": properties}
 
 
-def _close_bodies(schema: dict[str, Any], schemas: dict[str, Any]) -> None:
-    """Every body struct forbids unknown properties (decisions.md 4): say so in the schemas a
-    request body reaches (none of them is used by a response)."""
+# `text_rules.refuse_nul_characters`: no NUL in any path, query or body text.
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _shape_inputs(schema: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """Every body struct forbids unknown properties (decisions.md 4), and no text takes a NUL:
+    say so in the schemas a request body or a parameter reaches (none of them is used by
+    a response). A string that has a pattern of its own keeps it."""
     seen: set[str] = set()
-    todo = [
-        op["requestBody"]
-        for item in schema.get("paths", {}).values()
-        for op in item.values()
-        if isinstance(op, dict) and "requestBody" in op
+    operations = [
+        op for item in schema.get("paths", {}).values() for op in item.values()
+        if isinstance(op, dict)
     ]
+    todo: list[Any] = [op["requestBody"] for op in operations if "requestBody" in op]
+    todo += [p.get("schema") for op in operations for p in op.get("parameters", [])
+             if p.get("in") in ("query", "path")]
     while todo:
         node = todo.pop()
         if isinstance(node, list):
@@ -218,6 +224,8 @@ def _close_bodies(schema: dict[str, Any], schemas: dict[str, Any]) -> None:
         elif isinstance(node, dict):
             if node.get("type") == "object" and "properties" in node:
                 node.setdefault("additionalProperties", False)
+            if node.get("type") == "string" and "enum" not in node:
+                node.setdefault("pattern", NO_NUL)
             name = str(node.get("$ref", "")).rsplit("/", 1)[-1]
             if name in schemas and name not in seen:
                 seen.add(name)
@@ -273,7 +281,7 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             if isinstance(operation, dict) and "responses" in operation:
                 _document_request(operation, schemas)
                 _document_responses(path, method, operation)
-    _close_bodies(schema, schemas)
+    _shape_inputs(schema, schemas)
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema
 

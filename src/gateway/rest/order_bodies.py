@@ -9,7 +9,7 @@ from litestar import Request
 
 from domain.errors import invalid
 from gateway.rest.errors import clean_msgspec_message, field_from_msgspec
-from gateway.rest.schema_notes import HttpUrl, Name
+from gateway.rest.schema_notes import HttpUrl, NonEmpty
 
 
 class Destination(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -31,8 +31,8 @@ class NamedDomain(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class Persona(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    first_name: Name
-    last_name: Name
+    first_name: NonEmpty
+    last_name: NonEmpty
 
 
 class OrderBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

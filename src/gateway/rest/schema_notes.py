@@ -3,7 +3,8 @@
 Documentation only (`extra_json_schema`): the services check these rules themselves, to answer
 the spec-7 envelope with their own message and `field`; msgspec does not enforce them. Keeping
 them in the schema means a body valid against the published document is one the service takes,
-as far as JSON Schema can say it (a domain item of spaces, say, still passes `minLength`).
+as far as JSON Schema can say it (not, say, whether a TLD is in the catalog, or two names
+that differ only in case).
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ def documented(**schema: Any) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema={"extra": schema})
 
 
-NonEmpty = Annotated[str, documented(min_length=1)]
-# A name: something besides white space.
-Name = Annotated[str, documented(min_length=1, pattern=r"\S")]
+# Something besides white space (a name, a domain).
+NonEmpty = Annotated[str, documented(min_length=1, pattern=r"\S")]
 # Litestar drops the metadata of a list's item type: a list states its items' rule itself,
 # `documented(items=NON_EMPTY_ITEM)`, in JSON Schema's own words.
-NON_EMPTY_ITEM = {"type": "string", "minLength": 1}
+NON_EMPTY_ITEM = {"type": "string", "minLength": 1, "pattern": r"\S"}
 # An absolute URL with a host (`https://` alone is refused); `iri`: a host may be an
 # internationalized name, checked in its IDNA form.
 HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="iri")]

@@ -13,7 +13,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import Name, documented
+from gateway.rest.schema_notes import NonEmpty, documented
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
 from services.workspaces import EMAIL, MAX_TEXT
@@ -22,8 +22,8 @@ from services.workspaces import EMAIL, MAX_TEXT
 class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str
     email: Annotated[str, documented(pattern=EMAIL.pattern, max_length=MAX_TEXT)]
-    first_name: Annotated[Name, documented(max_length=MAX_TEXT)]
-    last_name: Annotated[Name, documented(max_length=MAX_TEXT)]
+    first_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
+    last_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
 
 
 class SequencerLink(msgspec.Struct):
