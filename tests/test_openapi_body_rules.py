@@ -9,10 +9,12 @@ from typing import Any
 
 from conftest import RunningService
 
+from gateway.rest.schema_notes import TEXT
+
 # (path, method, property path inside the body) -> JSON Schema keywords documented there.
 RULES: dict[tuple[str, str, str], dict[str, Any]] = {
-    ("/bundles", "post", "name"): {"minLength": 1, "maxLength": 200, "pattern": "\\S"},
-    ("/pool/add", "post", "domains.items"): {"minLength": 1, "pattern": "\\S"},
+    ("/bundles", "post", "name"): {"minLength": 1, "maxLength": 200, "pattern": TEXT},
+    ("/pool/add", "post", "domains.items"): {"minLength": 1, "pattern": TEXT},
     # Every other text: no NUL (`text_rules`), bodies decoded by hand included.
     ("/orders", "post", "destination.workspace_id"): {"pattern": "^[^\\u0000]*$"},
     ("/swaps", "post", "order_id"): {"pattern": "^[^\\u0000]*$"},
@@ -20,7 +22,7 @@ RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("/domains/import", "post", "domains.items"): {"minLength": 1},
     ("/pool/remove", "post", "domains.items"): {"minLength": 1},
     ("/domains/purchase", "post", "domains.items.domain"): {"minLength": 1},
-    ("/orders", "post", "personas.items.first_name"): {"minLength": 1, "pattern": "\\S"},
+    ("/orders", "post", "personas.items.first_name"): {"minLength": 1, "pattern": TEXT},
     ("/orders", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/domains/forwarding", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/swaps/user_names", "post", "personas"): {"minItems": 1, "maxItems": 50},
@@ -99,3 +101,28 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
         created = client.post("/bundles", json={**bundle, "name": "B"}).json()["data"]
         edit = client.patch(f"/bundles/{created['id']}", json={"name": None}).json()["error"]
         assert (edit["code"], edit["field"]) == ("invalid_request", "name")
+
+
+def test_links_lead_from_a_creation_to_its_reads(service: RunningService) -> None:
+    """OpenAPI links name where each created id goes, and following one works."""
+    with service.partner() as client:
+        document = client.get("/schema/openapi.json").json()
+        operations = {op["operationId"]: op for item in document["paths"].values()
+                      for op in item.values() if isinstance(op, dict)}
+        links = operations["createOrder"]["responses"]["201"]["links"]
+        assert links["GetOrder"] == {"operationId": "getOrder",
+                                     "parameters": {"order_id": "$response.body#/data/id"}}
+        for operation in operations.values():
+            for response in operation["responses"].values():
+                for link in response.get("links", {}).values():
+                    target = operations[link["operationId"]]
+                    names = {p["name"] for p in target.get("parameters", [])}
+                    assert set(link["parameters"]) <= names, link
+        created = client.post("/bundles", json={"name": "B", "monthly_sending_volume": 1000,
+                                                "send_on_weekends": False}).json()
+        pointer = operations["createBundle"]["responses"]["201"]["links"]["GetBundle"]
+        path = pointer["parameters"]["bundle_id"].split("#")[1].strip("/").split("/")
+        bundle_id = created
+        for step in path:
+            bundle_id = bundle_id[step]
+        assert client.get(f"/bundles/{bundle_id}").status_code == 200

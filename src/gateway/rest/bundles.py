@@ -16,7 +16,7 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import documented
+from gateway.rest.schema_notes import TEXT, documented
 from gateway.rest.strict_bodies import reject_body_properties
 from services.bundles import (
     archive_bundle,
@@ -55,7 +55,7 @@ Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
 Percent = Annotated[int | None, _range(0, 100)]
 Licenses = Annotated[int | None, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)]
 Edit = int | None | msgspec.UnsetType  # an edited integer: unset when not sent
-BundleName = Annotated[str, documented(min_length=1, max_length=200, pattern=r"\S")]
+BundleName = Annotated[str, documented(min_length=1, max_length=200, pattern=TEXT)]
 
 
 class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -15,6 +15,7 @@ from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin
 
 from gateway.rest.errors import STATUS_BY_CODE
+from gateway.rest.openapi_links import add_links
 from gateway.rest.order_bodies import OrderBody
 from gateway.rest.purchase import PurchaseBody
 
@@ -281,6 +282,7 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             if isinstance(operation, dict) and "responses" in operation:
                 _document_request(operation, schemas)
                 _document_responses(path, method, operation)
+                add_links(operation)
     _shape_inputs(schema, schemas)
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema

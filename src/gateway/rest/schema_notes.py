@@ -21,11 +21,13 @@ def documented(**schema: Any) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema={"extra": schema})
 
 
-# Something besides white space (a name, a domain).
-NonEmpty = Annotated[str, documented(min_length=1, pattern=r"\S")]
+# Something besides white space (a name, a domain), and no NUL: a string with a pattern of its
+# own does not get `openapi_docs.NO_NUL`, so this one says both.
+TEXT = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+NonEmpty = Annotated[str, documented(min_length=1, pattern=TEXT)]
 # Litestar drops the metadata of a list's item type: a list states its items' rule itself,
 # `documented(items=NON_EMPTY_ITEM)`, in JSON Schema's own words.
-NON_EMPTY_ITEM = {"type": "string", "minLength": 1, "pattern": r"\S"}
+NON_EMPTY_ITEM = {"type": "string", "minLength": 1, "pattern": TEXT}
 # An absolute URL with a host (`https://` alone is refused); `iri`: a host may be an
 # internationalized name, checked in its IDNA form.
 HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="iri")]
