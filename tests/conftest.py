@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import random
@@ -158,6 +159,13 @@ class RunningService:
 ServiceFactory = Callable[..., RunningService]
 
 
+def _serve_quietly(server: Any) -> None:
+    """uvicorn exits its thread with SystemExit when the port was taken meanwhile; the caller
+    sees the thread end and tries another port, so that is not an unhandled thread error."""
+    with contextlib.suppress(SystemExit):
+        server.run()
+
+
 @pytest.fixture
 def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
     started: list[RunningService] = []
@@ -175,7 +183,7 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
             container = Container.build(current, clock)
             port = free_port()
             server, _ = build_server(container, chosen, port)
-            thread = threading.Thread(target=server.run, daemon=True)
+            thread = threading.Thread(target=_serve_quietly, args=(server,), daemon=True)
             thread.start()
             deadline = time.monotonic() + 30
             while not server.started and thread.is_alive():
