@@ -184,4 +184,4 @@ def _check_rate(rate_rps: float | None, rate_burst: int | None) -> None:
     if rate_rps is not None and not (0 < rate_rps < math.inf):
         raise invalid("The rate (requests per second) must be a positive number.", "rate_rps")
     if rate_burst is not None and rate_burst < 1:
-        raise DomainError("invalid_request", "The burst must be at least 1 request.", field="rate_burst")
+        raise invalid("The burst must be at least 1 request.", "rate_burst")

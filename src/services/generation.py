@@ -4,10 +4,11 @@ Candidates are `prefix + keyword`, `keyword`, and `keyword + suffix` (a prefix g
 keyword, a suffix after it) on each requested TLD (`.com` when `tlds` is omitted), examined in
 that order. When the body sends neither `prefixes` nor `suffixes`, the service's own lists are
 used (`DEFAULT_PREFIXES`: get, try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team,
-labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when the registrar would sell it and no suite uses it, so it is
-available for both suites. At most `MAX_CANDIDATES` candidates are examined, within
-`TIME_BUDGET_SECONDS`; stopping for either reason before `limit` names were found, or before
-every candidate was examined, answers `partial: true`. No billing effect.
+labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when
+the registrar would sell it and no suite uses it, so it is available for both suites. At most
+`MAX_CANDIDATES` candidates are examined, within `TIME_BUDGET_SECONDS`; stopping for either
+reason before `limit` names were found, or before every candidate was examined, answers
+`partial: true`. No billing effect.
 """
 
 from __future__ import annotations

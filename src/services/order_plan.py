@@ -346,12 +346,10 @@ def plan_order(
     # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
     # picture URL to `action_required` (a pending action), not to a 400.
     url = body.get("forwarding_url")
-    if url is not None and not FORWARDING_URL.match(url):
-        raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
-    if body.get("forwarding_url") is not None:
-        check_forwarding_target(
-            body["forwarding_url"], "forwarding_url", container.settings.allow_http_webhooks
-        )
+    if url is not None:
+        if not FORWARDING_URL.match(url):
+            raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
+        check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
     return Plan(
         destination=destination,
         workspace=workspace,

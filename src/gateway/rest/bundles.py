@@ -46,7 +46,7 @@ class Meta(msgspec.Struct):
 
 
 def _range(least: int, most: int) -> msgspec.Meta:
-    return msgspec.Meta(extra_json_schema={"extra": {"minimum": least, "maximum": most}})
+    return documented(minimum=least, maximum=most)
 
 
 # Documentation only (`extra_json_schema`): services/sizing.py checks these bounds itself, to

@@ -11,13 +11,13 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
-from gateway.rest.schema_notes import HttpUrl
+from gateway.rest.schema_notes import HttpUrl, documented
 from services.forwarding import MAX_DOMAINS, load_job, submit
 from services.forwarding import __doc__ as FORWARDING_RULES
 
 
 def _items(least: int, most: int) -> msgspec.Meta:
-    return msgspec.Meta(extra_json_schema={"extra": {"min_items": least, "max_items": most}})
+    return documented(min_items=least, max_items=most)
 
 
 # Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer

@@ -191,9 +191,7 @@ ONE_RELEASE = ResponseSpec(ReleaseResponse, description="The release")
 
 class AttachBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     workspace_id: str
-    quantity: Annotated[
-        int, msgspec.Meta(extra_json_schema={"extra": {"minimum": 1, "maximum": MAX_QUANTITY}})
-    ]
+    quantity: Annotated[int, documented(minimum=1, maximum=MAX_QUANTITY)]
     client_id: int | None = None  # kind m workspaces only
 
 

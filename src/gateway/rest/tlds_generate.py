@@ -14,13 +14,9 @@ from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, origin_of
 from gateway.rest.pagination import check_per_page, page_response
+from gateway.rest.schema_notes import documented
 from services.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, tld_catalog
 from services.generation import __doc__ as GENERATION_RULES
-
-
-def _bounds(**extra: Any) -> msgspec.Meta:
-    return msgspec.Meta(extra_json_schema={"extra": extra})
-
 
 # Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
 # the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
@@ -29,12 +25,12 @@ KEYWORD = {"type": "string", "pattern": "^[A-Za-z0-9-]{1,40}$"}
 
 
 class GenerateBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    keywords: Annotated[list[str], _bounds(min_items=1, max_items=MAX_KEYWORDS, items=KEYWORD)]
+    keywords: Annotated[list[str], documented(min_items=1, max_items=MAX_KEYWORDS, items=KEYWORD)]
     # Both omitted: the service's own lists (`DEFAULT_PREFIXES`, `DEFAULT_SUFFIXES`).
-    prefixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES, items=KEYWORD)] = None
-    suffixes: Annotated[list[str] | None, _bounds(max_items=MAX_AFFIXES, items=KEYWORD)] = None
-    tlds: Annotated[list[str] | None, _bounds(min_items=1)] = None  # omitted: `com` only
-    limit: Annotated[int | None, _bounds(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
+    prefixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=KEYWORD)] = None
+    suffixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=KEYWORD)] = None
+    tlds: Annotated[list[str] | None, documented(min_items=1)] = None  # omitted: `com` only
+    limit: Annotated[int | None, documented(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
 
 
 class Tld(msgspec.Struct):
