@@ -19,7 +19,6 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Notification, Recording
 
 from infra.settings import Settings
-from infra.wal_stamp import WalStamp
 
 APPLICATION_NAME = "partner"
 # Aggregates kept by (id, version): enough for every reader to find an order the others
@@ -65,9 +64,9 @@ class EventStore(Application[UUID]):
         self._sqlite_path: str | None = self.env.get("SQLITE_DBNAME")
         self._probes = threading.local()
         self._probe_connections: list[sqlite3.Connection] = []
-        self._wal = WalStamp(self._sqlite_path) if self._sqlite_path else None
-        # (aggregate, version) -> the WAL stamp under which it was seen to have no newer event.
-        self._current_at: dict[tuple[UUID, int], bytes] = {}
+        # One connection that never writes: its `PRAGMA data_version` changes with every commit.
+        self._stamp_connection: sqlite3.Connection | None = None
+        self._stamp_lock = threading.Lock()
         self._versions: OrderedDict[tuple[UUID, int], Any] = OrderedDict()
         self._versions_lock = threading.Lock()
         self._versions_read = False  # whether this process asks at_version at all
@@ -149,36 +148,36 @@ class EventStore(Application[UUID]):
 
         Asked on every authenticated request, so on SQLite it runs on a plain autocommit
         connection: eventsourcing's pooled, explicitly begun and rolled back read costs about
-        fifteen times more, which showed as a third of the gateway's time per request. And it
-        is skipped while the WAL stamp shows no commit by anyone since this aggregate and
-        version were last seen current: a revocation from any process is still seen at once.
+        fifteen times more, which showed as a third of the gateway's time per request.
         """
-        if self._sqlite_path is None or self._wal is None:
+        if self._sqlite_path is None:
             return bool(self.recorder.select_events(aggregate_id, gt=version, limit=1))
-        seen = (aggregate_id, version)
-        # Only once a probe has read: its open connection keeps the -shm file from being reset.
-        stamp = self._wal.current() if self._probe_connections else None
-        if stamp is not None and self._current_at.get(seen) == stamp:
-            return False  # nothing committed anywhere since this key was last seen current
         rows = self._probe().execute(
             "SELECT 1 FROM stored_events WHERE originator_id = ? AND originator_version > ? "
             "LIMIT 1",
             (aggregate_id.hex, version),
         ).fetchall()
-        if not rows and stamp is not None:
-            if len(self._current_at) > 10_000:
-                self._current_at.clear()
-            self._current_at[seen] = stamp  # taken before the query: no commit can slip by
         return bool(rows)
 
-    def commit_stamp(self) -> bytes | None:
-        """A stamp of the last commit to the SQLite event log, by any process: equal stamps
-        mean nothing was stored in between (infra.wal_stamp). None on PostgreSQL, or unclear."""
-        if self._wal is None:
+    def commit_stamp(self) -> int | None:
+        """A stamp of the SQLite event log: equal stamps mean no connection of any process
+        committed in between. None on PostgreSQL.
+
+        SQLite's own `PRAGMA data_version`, on a connection that never writes. (An earlier
+        version mapped the `-shm` file itself; closing that file dropped the POSIX locks
+        SQLite holds on it for the whole process, so another process could reset the WAL
+        index under this one's readers and writers.)
+        """
+        if self._sqlite_path is None:
             return None
-        if not self._probe_connections:  # an open connection keeps the -shm file in place
-            self._probe().execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return self._wal.current()
+        with self._stamp_lock:
+            if self._stamp_connection is None:
+                self._stamp_connection = sqlite3.connect(
+                    self._sqlite_path, isolation_level=None, timeout=30.0,
+                    check_same_thread=False,
+                )
+            row = self._stamp_connection.execute("PRAGMA data_version").fetchone()
+        return int(row[0])
 
     def _probe(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._probes, "conn", None)
@@ -193,8 +192,10 @@ class EventStore(Application[UUID]):
         return conn
 
     def close(self) -> None:
-        if self._wal is not None:
-            self._wal.close()
+        with self._stamp_lock:
+            if self._stamp_connection is not None:
+                self._stamp_connection.close()
+                self._stamp_connection = None
         with self._listeners_lock:
             for conn in self._probe_connections:
                 conn.close()

@@ -1,0 +1,67 @@
+"""A serving process keeps SQLite's own locks on the event log's WAL index.
+
+SQLite holds a shared POSIX lock on the `-shm` file's "DMS" byte for as long as a connection
+has the WAL index mapped; a process that can take that byte exclusively believes it is alone
+and resets the index. POSIX locks belong to the process and inode, so closing *any* descriptor
+of that file in the process drops them all. When the service mapped `-shm` itself and closed
+its descriptor, the next CLI process (`partner-api audit replay` while serving) reset the
+index under the service, which died of SIGBUS in a read; two writers could as well have
+appended to the WAL at once. Only another process can see the lock (`F_GETLK` ignores the
+caller's own), so the check runs in one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import RunningService
+
+pytestmark = pytest.mark.parametrize("store_kind", ["sqlite"])
+
+# SQLite's unix VFS: the DMS byte follows the eight WAL-index lock bytes, which start at 120.
+DMS_BYTE = 128
+
+LOCK_HOLDER = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+probe = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, int(sys.argv[2]), 1, 0)
+l_type, _, _, _, pid = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, probe))
+print(pid if l_type != fcntl.F_UNLCK else 0)
+"""
+
+
+def holder_of_wal_index_lock(shm_path: str) -> int:
+    """The pid holding a lock that conflicts with an exclusive one on the DMS byte, or 0."""
+    found = subprocess.run(
+        [sys.executable, "-c", LOCK_HOLDER, shm_path, str(DMS_BYTE)],
+        capture_output=True, text=True, check=True,
+    )
+    return int(found.stdout)
+
+
+def test_serving_keeps_its_shared_lock_on_the_wal_index(service: RunningService) -> None:
+    shm_path = f"{service.container.settings.data_dir / 'events.sqlite'}-shm"
+    with service.partner() as partner:
+        for _ in range(3):  # the key check reads the log on each request
+            assert partner.get("/me").status_code == 200
+        assert partner.post("/bundles", json={
+            "name": "Standard", "monthly_sending_volume": 10000, "send_on_weekends": False,
+        }).status_code == 201
+    assert service.container.store.commit_stamp() is not None
+    time.sleep(0.1)  # the outbox, if running, compares stamps meanwhile
+    assert os.path.exists(shm_path)
+    assert holder_of_wal_index_lock(shm_path) == os.getpid()
+
+
+def test_commit_stamp_changes_with_a_commit_by_another_connection(
+    service: RunningService,
+) -> None:
+    store = service.container.store
+    before = store.commit_stamp()
+    assert store.commit_stamp() == before  # nothing committed in between
+    service.new_org("Stamped")  # a save through the store's own recorder
+    assert store.commit_stamp() != before
