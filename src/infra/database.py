@@ -51,7 +51,12 @@ class Database(Protocol):
 
     def relaxed(self) -> Database:
         """The same tables, for writes that need not wait for their own flush to disk: state
-        rebuilt from the event log, or made durable by the event store's next commit."""
+        rebuilt from the event log, or (PostgreSQL, one WAL for everything) made durable by
+        the event store's next commit."""
+        ...
+
+    def durable(self) -> Database:
+        """The same tables, for writes whose commit must wait for the disk."""
         ...
 
     def close(self) -> None: ...
@@ -64,11 +69,15 @@ def _dict_factory(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 class SQLiteDatabase:
     dialect = "sqlite"
 
-    def __init__(self, path: Path, durable: bool = True, journal_mode: str = "WAL") -> None:
+    def __init__(
+        self, path: Path, durable: bool = True, journal_mode: str = "WAL", synchronous: str = ""
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # Non-durable files skip fsync entirely: for state that may be lost on power failure.
-        self._synchronous = "NORMAL" if durable else "OFF"
+        # NORMAL: in WAL mode a commit survives a crash of the process but not of the machine,
+        # and the file is never corrupted. Non-durable files skip fsync entirely.
+        self._synchronous = synchronous or ("NORMAL" if durable else "OFF")
+        self._durable: SQLiteDatabase | None = None
         self._local = threading.local()
         # OFF only suits throwaway files: a failed transaction cannot be rolled back.
         self._connection().execute(f"PRAGMA journal_mode={journal_mode}").fetchall()
@@ -108,6 +117,12 @@ class SQLiteDatabase:
         # In WAL mode with synchronous=NORMAL a commit already skips fsync.
         return self
 
+    def durable(self) -> SQLiteDatabase:
+        """Connections of their own whose commits fsync the WAL (synchronous=FULL)."""
+        if self._durable is None:
+            self._durable = SQLiteDatabase(self.path, synchronous="FULL")
+        return self._durable
+
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # In autocommit mode one write statement is its own transaction and takes the write
         # lock when it starts (waiting on busy_timeout), as BEGIN IMMEDIATE would, without the
@@ -127,6 +142,8 @@ class SQLiteDatabase:
         if conn is not None:
             conn.close()
             self._local.conn = None
+        if self._durable is not None:
+            self._durable.close()
 
 
 class _PgCursor:
@@ -184,6 +201,10 @@ class PostgresDatabase:
         if self._relaxed is None:
             self._relaxed = PostgresDatabase(self.url, self.schema, 5, synchronous=False)
         return self._relaxed
+
+    def durable(self) -> PostgresDatabase:
+        assert self._relaxed is not self, "a relaxed pool's commits never wait for the disk"
+        return self
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:

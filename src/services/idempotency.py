@@ -76,11 +76,14 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 class IdempotencyStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
-        # A claim or a release may skip its own flush to disk: a claim is flushed by the event
-        # store's commit of what the request saves under it, and a lost release only leaves a
-        # claim that a retry takes over after its lease. The stored response is what answers a
-        # retry once the client has seen it, so `finish` waits for the disk.
-        self._claims = db.relaxed()
+        # A claim must reach the disk no later than what the request saves under it, or a
+        # retry after a machine crash would save it again under new ids. On PostgreSQL one WAL
+        # holds both, flushed in order, so a claim or a release may skip its own flush (a lost
+        # release only leaves a claim that a retry takes over after its lease). SQLite keeps
+        # them in different files: there a claim waits for the disk itself. The stored response
+        # answers a retry once the client has seen it, so `finish` always waits for the disk.
+        self._claims = db.relaxed() if db.dialect == "postgres" else db.durable()
+        self._responses = db.durable()
         self.clock = clock
         with db.transaction() as cur:
             cur.execute(
@@ -126,7 +129,7 @@ class IdempotencyStore:
         return _replay(row, print_)
 
     def finish(self, scope: str, key: str, status: int, body: bytes) -> None:
-        self.db.statement(
+        self._responses.statement(
             "UPDATE idempotency_records SET state = 'done', status = ?, body = ? "
             "WHERE scope = ? AND idem_key = ?",
             (status, body.decode(), scope, key),

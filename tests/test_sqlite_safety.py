@@ -1,4 +1,5 @@
-"""A serving process keeps SQLite's own locks on the event log's WAL index.
+"""SQLite in the embedded default: a serving process keeps SQLite's own locks on the event
+log's WAL index, and idempotency records reach the disk with the events saved under them.
 
 SQLite holds a shared POSIX lock on the `-shm` file's "DMS" byte for as long as a connection
 has the WAL index mapped; a process that can take that byte exclusively believes it is alone
@@ -19,6 +20,9 @@ import time
 
 import pytest
 from conftest import RunningService
+from test_orders_sandbox import counts, new_workspace
+
+from infra.database import SQLiteDatabase
 
 pytestmark = pytest.mark.parametrize("store_kind", ["sqlite"])
 
@@ -65,3 +69,22 @@ def test_commit_stamp_changes_with_a_commit_by_another_connection(
     assert store.commit_stamp() == before  # nothing committed in between
     service.new_org("Stamped")  # a save through the store's own recorder
     assert store.commit_stamp() != before
+
+
+def test_idempotency_records_wait_for_the_disk(service: RunningService) -> None:
+    """The events file and `ops.sqlite` are flushed separately: a claim or stored response
+    that a machine crash could lose while the order it guards survived would let a retry with
+    the same key place the order again, so both commit with synchronous=FULL (2)."""
+    with service.partner() as partner:
+        workspace = new_workspace(partner)
+        order = partner.post("/orders", json=counts(workspace),
+                             headers={"Idempotency-Key": "durable-1"})
+        assert order.status_code == 201, order.text
+    store = service.container.idempotency
+    for records in (store._claims, store._responses):
+        assert isinstance(records, SQLiteDatabase) and records.path.name == "ops.sqlite"
+        (row,) = records.statement("PRAGMA synchronous")
+        assert row["synchronous"] == 2
+    (saved,) = store._responses.statement(
+        "SELECT state FROM idempotency_records WHERE idem_key = 'durable-1'")
+    assert saved["state"] == "done"
