@@ -15,7 +15,7 @@ from projections.api_keys import keys_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
 from runtime.container import Container
-from services.idempotency import Claim, IdempotencyStore, fingerprint
+from services.idempotency import CLAIM_LEASE_SECONDS, Claim, IdempotencyStore, fingerprint
 
 
 def test_read_models_apply_each_event_once_and_resume(settings: Settings) -> None:
@@ -146,6 +146,48 @@ def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
         assert isinstance(again.begin("org_a:live", "k1", other), Claim)  # other scope
         clock.advance(24 * 3600 + 1)
         assert isinstance(again.begin("org_a:test", "k1", other), Claim)  # window over: new key
+    finally:
+        container.close()
+
+
+def in_progress(store: IdempotencyStore, key: str, print_: str) -> bool:
+    try:
+        store.begin("org_a:test", key, print_)
+    except DomainError as error:
+        return error.code == "idempotency_in_progress"
+    return False
+
+
+def test_one_retry_at_a_time_takes_over_a_claim_and_only_after_its_lease(
+    settings: Settings,
+) -> None:
+    """A claim is taken over only once no live request can still hold it (a request can
+    wait 30 s for a SQLite lock and 10 s for the read models), and by one retry: two retries
+    running the request at once would each create what it creates."""
+    clock = ManualClock()
+    container = Container.build(settings, clock)
+    try:
+        store = container.idempotency
+        body = fingerprint("POST", "/partner/v1/workspaces", b'{"name": "w"}')
+        first = store.begin("org_a:test", "slow", body)
+        assert isinstance(first, Claim)
+        clock.advance(45)  # slow, not dead
+        assert in_progress(store, "slow", body)
+        clock.advance(CLAIM_LEASE_SECONDS)
+        taken = store.begin("org_a:test", "slow", body)
+        assert isinstance(taken, Claim) and taken.taken_over
+        assert taken.created_at == first.created_at  # the same ids derive from it
+        assert in_progress(store, "slow", body)  # a second retry meanwhile
+        clock.advance(CLAIM_LEASE_SECONDS + 1)  # the retry died too: its own lease ran out
+        assert isinstance(store.begin("org_a:test", "slow", body), Claim)
+
+        failed = store.begin("org_a:test", "failed", body)
+        assert isinstance(failed, Claim)
+        store.release("org_a:test", "failed")
+        clock.advance(CLAIM_LEASE_SECONDS + 1)
+        again = store.begin("org_a:test", "failed", body)
+        assert isinstance(again, Claim) and again.taken_over
+        assert in_progress(store, "failed", body)  # its new lease holds
     finally:
         container.close()
 

@@ -14,9 +14,11 @@ from infra.clock import Clock
 from infra.database import Database
 
 WINDOW_SECONDS = 24 * 3600.0
-# A claim still `running` after this long belongs to a process that died mid-request (no
-# request runs this long): a retry with the same key takes it over instead of waiting 24 h.
-CLAIM_LEASE_SECONDS = 10.0
+# A claim still `running` after this long belongs to a process that died mid-request: a retry
+# with the same key takes it over instead of waiting 24 h. No live request runs this long (its
+# longest waits: 30 s for a SQLite lock, 10 s for the read models), since a retry taking over
+# a live request's claim would run the request twice.
+CLAIM_LEASE_SECONDS = 60.0
 _ID_NAMESPACE = uuid.UUID("5b0d6c2e-3f51-4c1e-9a43-4a7c1d2b9e10")
 
 # The claim the current request runs under.
@@ -92,6 +94,7 @@ class IdempotencyStore:
                 "status INTEGER, body TEXT, created_at DOUBLE PRECISION NOT NULL, "
                 "PRIMARY KEY (scope, idem_key))"
             )
+            _add_lease_column(cur, db.dialect)
 
     def begin(self, scope: str, key: str, print_: str) -> StoredResponse | Claim:
         """Claim the key, or return the first response; raise while the first still runs."""
@@ -157,14 +160,35 @@ def _take_over(
     if row["state"] == "failed":
         started = float(row["created_at"]) if same_body else now
         moved = cur.execute(
-            "UPDATE idempotency_records SET state = 'running', fingerprint = ?, created_at = ? "
-            "WHERE scope = ? AND idem_key = ? AND state = 'failed'",
-            (print_, started, scope, key),
+            "UPDATE idempotency_records SET state = 'running', fingerprint = ?, created_at = ?, "
+            "leased_at = ? WHERE scope = ? AND idem_key = ? AND state = 'failed'",
+            (print_, started, now, scope, key),
         ).rowcount
         return Claim(scope, key, started, taken_over=True) if moved else None
-    if row["state"] == "running" and same_body and row["created_at"] < now - CLAIM_LEASE_SECONDS:
-        return Claim(scope, key, float(row["created_at"]), taken_over=True)
+    if row["state"] == "running" and same_body:
+        # A new lease, compare-and-set: of several retries waiting out one dead claim, one
+        # takes it over; the others are told it is in progress.
+        moved = cur.execute(
+            "UPDATE idempotency_records SET leased_at = ? WHERE scope = ? AND idem_key = ? "
+            "AND state = 'running' AND COALESCE(leased_at, created_at) < ?",
+            (now, scope, key, now - CLAIM_LEASE_SECONDS),
+        ).rowcount
+        return Claim(scope, key, float(row["created_at"]), taken_over=True) if moved else None
     return None
+
+
+def _add_lease_column(cur: Any, dialect: str) -> None:
+    """`leased_at`: when a retry took over the claim (NULL: its `created_at`). Added to a
+    table created before it existed."""
+    if dialect == "postgres":
+        cur.execute(
+            "ALTER TABLE idempotency_records ADD COLUMN IF NOT EXISTS leased_at DOUBLE PRECISION"
+        )
+        return
+    columns = {row["name"] for row in cur.execute(
+        "PRAGMA table_info(idempotency_records)").fetchall()}
+    if "leased_at" not in columns:
+        cur.execute("ALTER TABLE idempotency_records ADD COLUMN leased_at DOUBLE PRECISION")
 
 
 def _replay(row: dict[str, Any] | None, print_: str) -> StoredResponse:
