@@ -11,13 +11,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from conftest import PG_URL, _reachable, drop_schema, make_env, require
 from eventsourcing.domain import Aggregate, event
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
+from infra.pg_recorder import OneStatementRecorder
 from infra.settings import Settings
 from services.store import EventStore, eventstore_env
 
@@ -104,6 +106,58 @@ def test_a_save_survives_a_dropped_connection(tmp_path: Path) -> None:
         tally = Tally(1)
         store.save(tally)
         assert store.get(tally.id).count == 1
+    finally:
+        store.close()
+        drop_schema(schema)
+
+
+class ReplyLostRecorder(OneStatementRecorder):
+    """The server commits, then the connection drops before its answer arrives."""
+
+    lose_next_reply = False
+
+    def _insert(self, cursor: Any, rows: list[Any]) -> list[int]:
+        ids = super()._insert(cursor, rows)
+        if ReplyLostRecorder.lose_next_reply:
+            ReplyLostRecorder.lose_next_reply = False
+            raise OperationalError("server closed the connection unexpectedly")
+        return ids
+
+
+def test_a_save_whose_answer_was_lost_is_not_applied_twice(tmp_path: Path) -> None:
+    """PostgreSQL: the retry after a dropped connection finds the events the first attempt
+    committed and answers their ids, instead of meeting them as a conflict (which made the
+    caller decide again on state that already held its first decision)."""
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    env, schema = make_env(tmp_path, "postgres")
+    settings = Settings.from_env(env)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    store = EventStore({**eventstore_env(settings),
+                        "APPLICATION_RECORDER_TOPIC": "test_store_ordering:ReplyLostRecorder"})
+    try:
+        assert isinstance(store.recorder, ReplyLostRecorder)
+        tally = Tally(0)
+        store.save(tally)
+        tally.count_up()
+        ReplyLostRecorder.lose_next_reply = True
+        recordings = store.save(tally)
+        assert not ReplyLostRecorder.lose_next_reply  # the reply was lost, then retried
+        stored = store.recorder.select_events(tally.id)
+        assert [e.originator_version for e in stored] == [1, 2]
+        assert [r.notification.id for r in recordings] == [
+            n.id for n in store.recorder.select_notifications(start=1, limit=10)
+            if n.originator_id == tally.id and n.originator_version == 2
+        ]
+        assert store.get(tally.id).count == 1
+
+        rival = store.get(tally.id)  # a real conflict is still one
+        rival.count_up()
+        tally.count_up()
+        tally.count_up()
+        store.save(tally)
+        with pytest.raises(IntegrityError):
+            store.save(rival)
     finally:
         store.close()
         drop_schema(schema)

@@ -13,13 +13,17 @@ is the same (the same lock, taken before any id is issued, released at commit).
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-from eventsourcing.utils import retry
 from psycopg.sql import SQL, Identifier
+
+INSERT_ATTEMPTS = 10  # eventsourcing's own recorder: 10 attempts, 0.2 s apart
+RETRY_WAIT_SECONDS = 0.2
 
 
 class OneStatementRecorder(PostgresApplicationRecorder):
@@ -56,12 +60,20 @@ class OneStatementRecorder(PostgresApplicationRecorder):
         self._call_insert = SQL("SELECT * FROM {schema}.{function}((%s))").format(
             schema=schema, function=function
         )
+        self._select_one = SQL(
+            "SELECT notification_id, topic, state FROM {schema}.{table} "
+            "WHERE originator_id = %s AND originator_version = %s"
+        ).format(schema=schema, table=table)
 
-    # As eventsourcing's own: a dropped pooled connection (a PostgreSQL restart) is retried.
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        """As eventsourcing's own, a dropped connection (a PostgreSQL restart) is retried.
+
+        Unlike it, a retry first looks for the events: when the connection drops after the
+        server committed but before its answer arrived, inserting again would meet our own
+        rows as a conflict, and the caller would decide afresh on state that already holds
+        its first decision (a wallet credited twice)."""
         rows = [
             self.construct_pg_stored_event(
                 e.originator_id, e.originator_version, e.topic, e.state
@@ -70,6 +82,31 @@ class OneStatementRecorder(PostgresApplicationRecorder):
         ]
         if not rows:
             return []
+        for attempt in range(1, INSERT_ATTEMPTS + 1):
+            try:
+                if attempt > 1 and (stored := self._already_stored(stored_events)) is not None:
+                    return stored
+                with self.datastore.get_connection() as conn, conn.cursor() as cursor:
+                    return self._insert(cursor, rows)
+            except (InterfaceError, OperationalError):
+                if attempt == INSERT_ATTEMPTS:
+                    raise
+                time.sleep(RETRY_WAIT_SECONDS * (1 + 0.1 * (random.random() - 0.5)))
+        raise AssertionError("unreachable")
+
+    def _insert(self, cursor: Any, rows: list[Any]) -> list[int]:
+        cursor.execute(self._call_insert, (rows,), prepare=True)
+        return [row[self.insert_function] for row in cursor.fetchall()]
+
+    def _already_stored(self, stored_events: Sequence[StoredEvent]) -> list[int] | None:
+        """The notification ids of exactly these events, if an earlier attempt stored them all;
+        None if any is missing or differs (then the insert decides: stored, or a conflict)."""
+        ids: list[int] = []
         with self.datastore.get_connection() as conn, conn.cursor() as cursor:
-            cursor.execute(self._call_insert, (rows,), prepare=True)
-            return [row[self.insert_function] for row in cursor.fetchall()]
+            for event in stored_events:
+                cursor.execute(self._select_one, (event.originator_id, event.originator_version))
+                row = cursor.fetchone()
+                if row is None or row["topic"] != event.topic or bytes(row["state"]) != event.state:
+                    return None
+                ids.append(int(row["notification_id"]))
+        return ids
