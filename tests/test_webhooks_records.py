@@ -4,8 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from infra.database import SQLiteDatabase
-from webhooks.deliveries import Outcome, _attempt_row, _insert_attempts, _record, redeliver
+from infra.settings import Settings
+from runtime.container import Container
+from webhooks.deliveries import (
+    Due,
+    Outcome,
+    _attempt_row,
+    _insert_attempts,
+    _record,
+    claim_due,
+    enqueue,
+    redeliver,
+    renew_claim,
+)
+from webhooks.dispatcher import WebhookDispatcher
 from webhooks.event_log import DELIVERY_DDL
 
 
@@ -35,3 +50,45 @@ def test_an_attempt_finishing_after_a_redelivery_leaves_the_new_round_standing(
         assert [a["number"] for a in attempts] == [5]
     finally:
         db.close()
+
+
+def test_a_lease_outlived_while_waiting_for_a_slot_is_renewed_only_if_still_held(
+    tmp_path: Path,
+) -> None:
+    """A dispatcher claims a delivery, then may wait for a free slot past its lease; another
+    dispatcher can claim the row meanwhile. The first renews before attempting, and only
+    while the row still carries its own lease: never two posts of one delivery at once."""
+    db = SQLiteDatabase(tmp_path / "read.sqlite")
+    try:
+        with db.transaction() as cur:
+            for statement in DELIVERY_DDL:
+                cur.execute(statement)
+        item = Due("evt_1", "org_1", "{}")
+        (mine,) = enqueue(db, [item], ["org_1:test"], now=0.0, lease=20.0)
+        assert mine.leased_until == 20.0
+        assert renew_claim(db, mine, until=35.0)  # still mine: extended
+        assert claim_due(db, now=30.0, lease=20.0, skip=set()) == []  # the renewal holds
+        renewed = Due(mine.event_id, mine.org_id, mine.payload, 35.0)
+        (theirs,) = claim_due(db, now=36.0, lease=20.0, skip=set())  # another dispatcher
+        assert theirs.leased_until == 56.0
+        assert not renew_claim(db, renewed, until=60.0)  # no longer mine: not attempted
+        assert renew_claim(db, theirs, until=70.0)
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+def test_the_dispatcher_records_deliveries_durably_before_acking_jetstream(
+    settings: Settings,
+) -> None:
+    """JetStream forgets an acked message: the row it became must survive a machine crash,
+    so the intake's SQLite commits fsync (synchronous=FULL, 2); the read models need not."""
+    container = Container.build(settings)
+    try:
+        dispatcher = WebhookDispatcher(container)
+        (row,) = dispatcher.intake_db.statement("PRAGMA synchronous")
+        assert row["synchronous"] == 2
+        (row,) = container.read_db.statement("PRAGMA synchronous")
+        assert row["synchronous"] == 1
+    finally:
+        container.close()

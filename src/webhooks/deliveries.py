@@ -9,7 +9,7 @@ and a dispatcher that died loses the row back to the others when the lease runs 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.database import Database
@@ -23,6 +23,7 @@ class Due:
     event_id: str
     org_id: str
     payload: str
+    leased_until: float = 0.0  # the `claimed_until` this dispatcher set: its lease
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:
@@ -60,7 +61,7 @@ def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: flo
     for item in items:  # an event JetStream handed over twice in one batch counts once
         if item.event_id in new_ids:
             new_ids.discard(item.event_id)
-            new.append(item)
+            new.append(replace(item, leased_until=now + lease))
     return new
 
 
@@ -87,8 +88,21 @@ def claim_due(
                 (now + lease, row["event_id"], now),
             )
             if cur.rowcount == 1:
-                claimed.append(Due(row["event_id"], row["org_id"], row["payload"]))
+                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], now + lease))
     return claimed
+
+
+def renew_claim(db: Database, due: Due, until: float) -> bool:
+    """Extend this dispatcher's lease on a delivery to `until`, if it still holds it (the row
+    still carries the lease it set): a claim that waited for a free slot past its lease may
+    have passed to another dispatcher meanwhile, and then is not attempted here."""
+    with db.transaction() as cur:
+        cur.execute(
+            "UPDATE webhook_deliveries SET claimed_until = ? WHERE event_id = ? "
+            "AND status = 'pending' AND claimed_until = ?",
+            (until, due.event_id, due.leased_until),
+        )
+        return bool(cur.rowcount == 1)
 
 
 def next_due_at(db: Database) -> float | None:

@@ -27,7 +27,15 @@ from domain.organizations import Organization
 from infra.ids import parse_id
 from runtime.container import Container
 from webhooks.batched_lookup import BatchedLookup
-from webhooks.deliveries import Due, Outcome, claim_due, enqueue, record_attempts, release
+from webhooks.deliveries import (
+    Due,
+    Outcome,
+    claim_due,
+    enqueue,
+    record_attempts,
+    release,
+    renew_claim,
+)
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
@@ -56,6 +64,8 @@ class WebhookDispatcher:
         self.container = container
         self.settings = container.settings
         self.db = container.read_db
+        # JetStream forgets a message once acked, so the delivery row must be on disk first.
+        self.intake_db = container.read_db.durable()
         self.timeout = self.settings.webhook_timeout_seconds
         # A claim outlives one attempt (time-out plus margin) and then returns to the pool.
         self.lease = self.timeout + 5.0
@@ -177,7 +187,7 @@ class WebhookDispatcher:
         """Record the deliveries, then read the endpoints of the new ones' organizations in the
         same thread hop (one hop less before the first attempt): read after the events were
         stored, as an attempt starting now would read them."""
-        new = enqueue(self.db, items, tenants, now, self.lease)
+        new = enqueue(self.intake_db, items, tenants, now, self.lease)
         endpoints: dict[str, Endpoint | None] = {}
         for org_id in {due.org_id for due in new}:
             with contextlib.suppress(Exception):  # the attempt reads it again, and logs
@@ -218,6 +228,8 @@ class WebhookDispatcher:
             if org_slots.locked() or self._slots.locked():
                 endpoints = {}  # read before a wait for a slot: read again when it starts
             async with org_slots, self._slots:
+                if not await self._lease_covers_attempt(due):
+                    return
                 outcome = await self._attempt(due, endpoints)
             status = await self._record(due.event_id, outcome)
             if status == "failed":
@@ -228,6 +240,15 @@ class WebhookDispatcher:
             log.exception("webhook delivery of %s crashed; its lease will expire", due.event_id)
         finally:
             self._in_flight.discard(due.event_id)
+
+    async def _lease_covers_attempt(self, due: Due) -> bool:
+        """Whether this dispatcher still holds the delivery for a whole attempt. A claim that
+        waited for a slot until its lease had less than one time-out left is renewed first, or
+        given up if another dispatcher took it over meanwhile (two would post it at once)."""
+        now = self.container.clock.now()
+        if due.leased_until - now > self.timeout + 1.0:
+            return True
+        return await anyio.to_thread.run_sync(renew_claim, self.db, due, now + self.lease)
 
     async def _attempt(self, due: Due, endpoints: dict[str, Endpoint | None]) -> Outcome:
         attempted_at = self.container.clock.now()
