@@ -7,9 +7,12 @@ partner saw, even if the sizing rule is later refined.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
+
+from domain.creation_ids import creation_id
 
 ACTIVE = "active"
 ARCHIVED = "archived"
@@ -17,6 +20,10 @@ STATUSES = (ACTIVE, ARCHIVED)
 
 
 class Bundle(Aggregate):
+    @staticmethod
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id("bundle")
+
     @event("Created")
     def __init__(
         self,

@@ -7,10 +7,12 @@ back. Sandbox reservations complete in the request; live ones in the pool worker
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.creation_ids import creation_id
 from domain.errors import DomainError
 
 IN_PROGRESS = "in_progress"
@@ -19,6 +21,10 @@ FAILED = "failed"
 
 
 class PoolReservation(Aggregate):
+    @staticmethod
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id("pool_reservation")
+
     @event("Requested")
     def __init__(
         self,

@@ -18,10 +18,12 @@ domain stays warm, still sending, for `PREMIUM_WARM_DAYS` and is detached then) 
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.creation_ids import creation_id
 from domain.errors import DomainError
 
 STANDARD = "standard"
@@ -51,6 +53,10 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 
 class Swap(Aggregate):
+    @staticmethod
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id("swap")
+
     @event("Created")
     def __init__(
         self,

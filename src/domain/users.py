@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 from eventsourcing.domain import Aggregate, event
+
+from domain.creation_ids import creation_id
 
 ACTIVE = "active"
 
 
 class User(Aggregate):
+    @staticmethod
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id("user")
+
     @event("Created")
     def __init__(
         self,

@@ -7,8 +7,9 @@ import json
 import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from domain.creation_ids import CREATION_IDS
 from domain.errors import DomainError
 from infra.clock import Clock
 from infra.database import Database
@@ -19,6 +20,7 @@ WINDOW_SECONDS = 24 * 3600.0
 # longest waits: 30 s for a SQLite lock, 10 s for the read models), since a retry taking over
 # a live request's claim would run the request twice.
 CLAIM_LEASE_SECONDS = 60.0
+T = TypeVar("T")
 _ID_NAMESPACE = uuid.UUID("5b0d6c2e-3f51-4c1e-9a43-4a7c1d2b9e10")
 
 # The claim the current request runs under.
@@ -31,9 +33,16 @@ def claimed_id(kind: str) -> uuid.UUID | None:
     A request taking over a dead process's claim derives the same id, so it finds what the
     first attempt saved (if it got that far) instead of creating it a second time."""
     claim = _CLAIM.get()
-    if claim is None:
+    return None if claim is None else claim.id_for(kind)
+
+
+def created_before(container: Any, kind: str, cls: type[T]) -> T | None:
+    """The `kind` resource an earlier attempt of the current idempotent request saved before
+    its process died (its id derives from the claim: domain.creation_ids), if any."""
+    if not earlier_attempt_possible():
         return None
-    return uuid.uuid5(_ID_NAMESPACE, f"{kind}\n{claim.scope}\n{claim.key}\n{claim.created_at!r}")
+    found = container.store.find(claimed_id(kind), cls)
+    return found if isinstance(found, cls) else None
 
 
 def earlier_attempt_possible() -> bool:
@@ -59,11 +68,17 @@ class Claim:
     taken_over: bool = False
 
     def enter(self) -> Any:
-        return _CLAIM.set(self)
+        """Run under this claim: what the request creates takes ids derived from it."""
+        return _CLAIM.set(self), CREATION_IDS.set(self.id_for)
+
+    def id_for(self, kind: str) -> uuid.UUID:
+        return uuid.uuid5(_ID_NAMESPACE, f"{kind}\n{self.scope}\n{self.key}\n{self.created_at!r}")
 
     @staticmethod
     def leave(token: Any) -> None:
-        _CLAIM.reset(token)
+        claim_token, ids_token = token
+        CREATION_IDS.reset(ids_token)
+        _CLAIM.reset(claim_token)
 
 
 def fingerprint(method: str, path: str, body: bytes) -> str:

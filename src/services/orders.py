@@ -21,7 +21,7 @@ from fulfillment import steps
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
 from services.domain_claims import DomainsHeld, claim_domains
-from services.idempotency import claimed_id, earlier_attempt_possible
+from services.idempotency import claimed_id, created_before
 from services.order_plan import Plan, plan_order
 from services.order_view import order_view, pending_action_view
 from services.swap_pool import leave_pool
@@ -56,10 +56,8 @@ def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[st
 
 def placed_before(container: Any) -> dict[str, Any] | None:
     """The order an earlier attempt of this idempotent request saved before its process died."""
-    if not earlier_attempt_possible():
-        return None
-    found = container.store.find(claimed_id("order"), Order)
-    return order_view(found) if isinstance(found, Order) else None
+    found = created_before(container, "order", Order)
+    return None if found is None else order_view(found)
 
 
 def place_order(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:

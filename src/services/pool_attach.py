@@ -33,6 +33,7 @@ from domain.pool_reservations import IN_PROGRESS, PoolReservation
 from domain.workspaces import Workspace
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
+from services.idempotency import created_before
 from services.pool_inventory import live_rest_seconds, pool_names
 from services.pool_records import find_pool_domain, save_and_wait, take_available
 from services.pool_views import release_view, reservation_view
@@ -66,6 +67,8 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
 
 
 def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    if (earlier := created_before(container, "pool_reservation", PoolReservation)) is not None:
+        return reservation_view(earlier)  # saved by this request's first attempt, which died
     quantity = body["quantity"]
     if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")

@@ -36,6 +36,7 @@ from fulfillment import swap_steps
 from infra.ids import parse_id, public_id
 from services import swap_pool
 from services.accounts import Principal
+from services.idempotency import created_before
 from services.swap_plan import SwapPlan, plan_rename, plan_swap
 from services.swap_view import swap_view
 from services.wallet import load_wallet, retry_conflicts
@@ -50,6 +51,8 @@ def _save(container: Any, *aggregates: Aggregate) -> None:
 
 
 def create_swap(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    if (earlier := created_before(container, "swap", Swap)) is not None:
+        return swap_view(earlier)  # saved by this request's first attempt, which died
     return retry_conflicts(
         lambda: _accept(container, principal, plan_swap(container, principal, body), body["type"])
     )
@@ -58,6 +61,8 @@ def create_swap(container: Any, principal: Principal, body: dict[str, Any]) -> d
 def rename_user_names(
     container: Any, principal: Principal, body: dict[str, Any]
 ) -> dict[str, Any]:
+    if (earlier := created_before(container, "swap", Swap)) is not None:
+        return swap_view(earlier)
     return retry_conflicts(
         lambda: _accept(container, principal, plan_rename(container, principal, body), USER_NAMES)
     )

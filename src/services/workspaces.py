@@ -15,6 +15,7 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.workspaces import PROVIDERS, Workspace
 from infra.clock import iso
 from infra.ids import new_id, parse_id, public_id
+from services.idempotency import created_before
 
 _CUSTOMER_NAMESPACE = uuid.UUID("3b0f7a52-9c1e-4d8a-b6e2-5a7c9d1f0e43")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -98,6 +99,8 @@ def create_workspace(
     credentials: dict[str, Any] | None,
     customer: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    if (earlier := created_before(container, "workspace", Workspace)) is not None:
+        return workspace_view(earlier)  # saved by this request's first attempt, which died
     kind = provider.strip().lower()
     if kind not in PROVIDERS:
         raise DomainError(

@@ -1,0 +1,126 @@
+"""A process killed between saving what an idempotent request created and recording its
+response: after the claim's lease the client's retry takes the claim over and answers what
+the dead attempt saved (its id derives from the claim), on every creating route that takes
+an Idempotency-Key, not only orders (tests/test_chaos_crash.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from conftest import RunningService, ServiceFactory
+from pool_support import pooled
+from test_orders_sandbox import new_workspace
+from test_swaps import completed_order, of
+
+from infra.clock import ManualClock
+from services.accounts import Principal
+from services.bundles import create_bundle
+from services.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
+from services.pool_attach import attach
+from services.swaps import create_swap
+from services.users import create_user
+from services.workspaces import create_workspace
+
+Setup = Callable[[httpx.Client], tuple[str, dict[str, Any]]]
+Dead = Callable[[RunningService, Principal, dict[str, Any]], dict[str, Any]]
+
+
+def workspace_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    return "/workspaces", {"name": "Acme", "provider": "u", "credentials": {"api_key": "k1"}}
+
+
+def dead_workspace(service: RunningService, principal: Principal, body: dict[str, Any]
+                   ) -> dict[str, Any]:
+    return create_workspace(service.container, principal.org_id, principal.environment,
+                            name=body["name"], provider=body["provider"],
+                            credentials=body["credentials"], customer=None)
+
+
+def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    return "/bundles", {"name": "Std", "monthly_sending_volume": 10000, "send_on_weekends": False}
+
+
+def dead_bundle(service: RunningService, principal: Principal, body: dict[str, Any]
+                ) -> dict[str, Any]:
+    return create_bundle(service.container, principal.org_id, principal.environment, body)
+
+
+def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    workspace = new_workspace(client, "m", label="Main", api_key="k1")
+    return "/users", {"workspace_id": workspace, "email": "ann@example.com",
+                      "first_name": "Ann", "last_name": "Lee"}
+
+
+def dead_user(service: RunningService, principal: Principal, body: dict[str, Any]
+              ) -> dict[str, Any]:
+    return create_user(service.container, principal.org_id, principal.environment, **body)
+
+
+def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    pooled(client, 2)
+    return "/pool/attach", {"workspace_id": new_workspace(client), "quantity": 1}
+
+
+def dead_attach(service: RunningService, principal: Principal, body: dict[str, Any]
+                ) -> dict[str, Any]:
+    return attach(service.container, principal, body)
+
+
+def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    order = completed_order(client)
+    return "/swaps", of(order, order["domains"][0]["domain"])
+
+
+def dead_swap(service: RunningService, principal: Principal, body: dict[str, Any]
+              ) -> dict[str, Any]:
+    return create_swap(service.container, principal, body)
+
+
+CASES = {
+    "workspace": (workspace_case, dead_workspace, 201),
+    "bundle": (bundle_case, dead_bundle, 201),
+    "user": (user_case, dead_user, 201),
+    "pool_attach": (attach_case, dead_attach, 202),
+    "swap": (swap_case, dead_swap, 201),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_retry_answers_what_the_dead_attempt_created(
+    service_factory: ServiceFactory, case: str
+) -> None:
+    setup, dead, status = CASES[case]
+    clock = ManualClock()
+    service = service_factory(clock=clock)
+    secret = service.new_key(service.new_org(), "test")
+    principal = service.container.accounts.authenticate(secret)
+    assert principal is not None
+    with service.client(secret) as client:
+        path, body = setup(client)
+        print_ = fingerprint("POST", f"/partner/v1{path}", json.dumps(body).encode())
+        claim = service.container.idempotency.begin(principal.tenant, "died", print_)
+        assert isinstance(claim, Claim)
+        token = claim.enter()
+        try:
+            ghost = dead(service, principal, body)  # saved; the response never recorded
+        finally:
+            Claim.leave(token)
+
+        clock.advance(CLAIM_LEASE_SECONDS + 1)
+        retried = client.post(path, json=body, headers={"Idempotency-Key": "died"})
+        assert retried.status_code == status, retried.text
+        found = retried.json()["data"]
+        assert found.get("id", found.get("workspace_id")) == ghost.get(
+            "id", ghost.get("workspace_id"))
+        again = client.post(path, json=body, headers={"Idempotency-Key": "died"})
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.json()["data"] == found
+        if case == "swap":
+            return  # the swapped domain left the order: a second swap of it is refused
+        fresh = client.post(path, json=body, headers={"Idempotency-Key": "another"})
+        assert fresh.status_code == status, fresh.text  # a new key still creates anew
+        assert fresh.json()["data"] != found
