@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from audit_support import build_history
@@ -29,6 +30,32 @@ def test_replay_of_a_history_with_every_kind_of_event_is_identical(service: Runn
     assert set(compared) == set(c.read_models.tables())
     assert compared["api_keys"].live_rows == compared["api_keys"].replayed_rows == 4
     assert compared["webhook_events"].live_rows > 0
+
+
+def test_replay_while_the_service_keeps_writing_is_identical(service: RunningService) -> None:
+    """An auditor replays a busy service: the live read models are read in one snapshot with
+    the position they hold, so rows committed during the comparison do not show as drift."""
+    build_history(service)
+    c = service.container
+    stop = threading.Event()
+
+    def keep_writing() -> None:
+        with service.partner() as client:
+            while not stop.is_set():
+                client.post("/bundles", json={
+                    "name": "Busy", "monthly_sending_volume": 10000, "send_on_weekends": False,
+                })
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    try:
+        reports = [replay(c.settings, c.store, c.read_models) for _ in range(3)]
+    finally:
+        stop.set()
+        writer.join()
+    for report in reports:
+        assert report.identical, report.as_json()
+    assert reports[-1].position > reports[0].position  # the live side moved between them
 
 
 def test_replay_reports_a_drifted_live_row(service: RunningService) -> None:

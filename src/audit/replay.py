@@ -37,14 +37,12 @@ from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from projections.base import ReadModel
-from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
 from services.store import EventStore
 
 Progress = Callable[[int, int], None]
 Handler = Callable[[Any, Any, int], None]
 SAMPLES = 5
-ATTEMPTS = 5
 BATCH = 5000  # notifications per read and per transaction of the fresh store
 READ_AHEAD = 2  # batches read ahead of the one being applied: bounds memory
 
@@ -177,8 +175,12 @@ class Replay:
                 progress(self.position, stop)
         self.position = max(self.position, stop)
 
-    def compare(self) -> list[TableComparison]:
-        return [compare_table(table, self.live.db, self.target) for table in self.live.tables()]
+    def compare(self, live: Any | None = None) -> list[TableComparison]:
+        """Each live table against the replay; `live`: a snapshot cursor to read them from."""
+        if live is None:
+            with self.live.db.read() as cur:
+                return self.compare(cur)
+        return [compare_table(table, live, self.target) for table in self.live.tables()]
 
 
 @contextlib.contextmanager
@@ -236,40 +238,46 @@ def read_ahead(
 def replay(
     settings: Settings, store: EventStore, live: ReadModels, progress: Progress | None = None
 ) -> ReplayReport:
-    """Replay up to the live read models' position and compare; if they move on meanwhile,
-    replay the rest and compare again, so both sides are compared at one position."""
+    """Replay up to the live read models' position and compare. The live side is read in one
+    snapshot, with the position it holds: the read models commit their rows and position
+    together, so the two sides are compared at one position however busy the service is."""
     started = time.perf_counter()
-    with fresh_database(settings) as target:
+    with fresh_database(settings) as target, live.db.snapshot() as moment:
         rebuild = Replay(store, live, target)
-        for _ in range(ATTEMPTS):
-            position = tracked_position(live.db, READ_MODELS_TRACKING)
-            rebuild.advance(position, progress)
-            tables = rebuild.compare()
-            if tracked_position(live.db, READ_MODELS_TRACKING) == position:
-                break
+        row = moment.execute(
+            "SELECT notification_id FROM tracking WHERE name = ?", (READ_MODELS_TRACKING,)
+        ).fetchone()
+        position = int(row["notification_id"]) if row else 0
+        rebuild.advance(position, progress)
+        tables = rebuild.compare(moment)
         seconds = time.perf_counter() - started
         return ReplayReport(position, rebuild.events, seconds, tables, rebuild.processes)
 
 
 def _rows(db: Database, table: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
     with db.read() as cur:
-        cur.execute(f"SELECT * FROM {table}")
-        while (row := cur.fetchone()) is not None:
-            # PostgreSQL returns BOOLEAN columns as bool, the SQLite replay as 0/1.
-            same = {name: int(v) if isinstance(v, bool) else v for name, v in row.items()}
-            canonical = json.dumps(same, sort_keys=True, default=str, separators=(",", ":"))
-            yield hashlib.blake2b(canonical.encode(), digest_size=16).digest(), row
+        yield from _rows_of(cur, table)
+
+
+def _rows_of(cur: Any, table: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    cur.execute(f"SELECT * FROM {table}")
+    while (row := cur.fetchone()) is not None:
+        # PostgreSQL returns BOOLEAN columns as bool, the SQLite replay as 0/1.
+        same = {name: int(v) if isinstance(v, bool) else v for name, v in row.items()}
+        canonical = json.dumps(same, sort_keys=True, default=str, separators=(",", ":"))
+        yield hashlib.blake2b(canonical.encode(), digest_size=16).digest(), row
 
 
 def _sample(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True, default=str)
 
 
-def compare_table(table: str, live: Database, replayed: Database) -> TableComparison:
-    """Multiset comparison of rows: the order rows were written in does not matter."""
+def compare_table(table: str, live: Any, replayed: Database) -> TableComparison:
+    """Multiset comparison of rows: the order rows were written in does not matter. `live` is
+    a cursor (a snapshot's)."""
     expected: Counter[bytes] = Counter()
     live_rows = 0
-    for digest, _ in _rows(live, table):
+    for digest, _ in _rows_of(live, table):
         expected[digest] += 1
         live_rows += 1
     result = TableComparison(table, live_rows, 0)
@@ -284,7 +292,7 @@ def compare_table(table: str, live: Database, replayed: Database) -> TableCompar
     missing = +expected  # rows of the live table the replay did not produce
     result.differing_rows += sum(missing.values())
     if missing:
-        for digest, row in _rows(live, table):
+        for digest, row in _rows_of(live, table):
             if missing[digest] > 0 and len(result.only_live) < SAMPLES:
                 missing[digest] -= 1
                 result.only_live.append(_sample(row))

@@ -45,6 +45,11 @@ class Database(Protocol):
         """Context manager yielding a Cursor for reads (no write lock taken)."""
         ...
 
+    def snapshot(self) -> Any:
+        """As `read`, but every statement through the cursor sees one moment of the database,
+        whatever commits meanwhile."""
+        ...
+
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """One statement in a transaction of its own, returning its rows (RETURNING)."""
         ...
@@ -136,6 +141,19 @@ class SQLiteDatabase:
             yield cur
         finally:
             cur.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        # In WAL mode a read transaction sees the database as of its first read until it ends.
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        conn.row_factory = _dict_factory
+        try:
+            cur = conn.cursor()
+            cur.execute("BEGIN")
+            cur.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # starts the snapshot
+            yield cur
+        finally:
+            conn.close()
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -233,6 +251,16 @@ class PostgresDatabase:
     def read(self) -> Iterator[Any]:
         with self._pool.connection() as conn, conn.cursor() as cur:
             yield _PgCursor(cur)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        with self._pool.connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try:
+                with conn.cursor() as cur:
+                    yield _PgCursor(cur)
+            finally:
+                conn.execute("ROLLBACK")
 
     def close(self) -> None:
         if self._relaxed is not None and self._relaxed is not self:
