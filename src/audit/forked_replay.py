@@ -15,6 +15,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import signal
 import struct
 import threading
 import time
@@ -25,6 +26,7 @@ from typing import Any
 
 from audit.stored_rows import count_rows, stored_topics
 from infra.database import Database, SQLiteDatabase
+from infra.parent_death import die_with_parent
 from projections.base import ReadModel
 from services.store import EventStore
 
@@ -83,9 +85,13 @@ def replay_forked(
     shared = mmap.mmap(-1, _SLOT.size * len(groups))
     parts = [target.path.with_name(f"{target.path.stem}-part{n}.sqlite") for n in range(len(groups))]
     children = []
+    parent = os.getpid()
     for number, (group, path) in enumerate(zip(groups, parts, strict=True)):
         pid = os.fork()
         if pid == 0:  # the child: never returns
+            # Its SQLite locks are the parent's (SQLite's lock state is copied by the fork, the
+            # locks themselves are not): it must not read on after the parent is gone.
+            die_with_parent(parent, signal.SIGKILL)
             _child(Replay, store.env, group, path, stop, shared, number)
         children.append(pid)
     try:

