@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from audit_support import build_history
@@ -46,16 +47,25 @@ def test_replay_while_the_service_keeps_writing_is_identical(service: RunningSer
                     "name": "Busy", "monthly_sending_volume": 10000, "send_on_weekends": False,
                 })
 
+    def head() -> int:
+        return c.store.recorder.max_notification_id() or 0
+
     writer = threading.Thread(target=keep_writing)
     writer.start()
+    reports = []
     try:
-        reports = [replay(c.settings, c.store, c.read_models) for _ in range(3)]
+        for _ in range(3):
+            seen = reports[-1].position if reports else head()
+            deadline = time.monotonic() + 30
+            while head() <= seen + 2 and time.monotonic() < deadline:  # writes under way
+                time.sleep(0.02)
+            reports.append(replay(c.settings, c.store, c.read_models))
     finally:
         stop.set()
         writer.join()
     for report in reports:
         assert report.identical, report.as_json()
-    assert reports[-1].position > reports[0].position  # the live side moved between them
+    assert reports[0].position < reports[1].position < reports[2].position
 
 
 def test_replay_reports_a_drifted_live_row(service: RunningService) -> None:
