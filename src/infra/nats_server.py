@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import socket
@@ -47,8 +48,8 @@ class EmbeddedNats:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
         self.process = subprocess.Popen(
-            [find_nats_server(), "-js", "-a", "127.0.0.1", "-p", str(self.port),
-             "-sd", str(self.store_dir)],
+            [find_nats_server(), "-c", str(self._write_config()), "-a", "127.0.0.1",
+             "-p", str(self.port)],
             stdout=log,
             stderr=log,
             # The kernel stops nats-server when the service dies, however it dies.
@@ -67,6 +68,19 @@ class EmbeddedNats:
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("nats-server did not start listening within 10 s")
+
+    def _write_config(self) -> Path:
+        """JetStream in the store dir, fsynced on every write (`sync_interval: always`): by
+        default it syncs every 2 minutes, so a machine crash could lose messages it had
+        acked, and the outbox, which moves on at the ack, would never publish them again."""
+        config = self.store_dir / "nats-server.conf"
+        config.write_text(
+            "jetstream {\n"
+            f"  store_dir: {json.dumps(str(self.store_dir))}\n"
+            "  sync_interval: always\n"
+            "}\n"
+        )
+        return config
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
