@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -16,7 +18,8 @@ from audit_support import build_history
 from conftest import RunningService
 
 from audit.export import export_organization
-from audit.replay import replay
+from audit.replay import SCRATCH_PREFIX, fresh_database, replay
+from infra.settings import Settings
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -161,3 +164,24 @@ def test_a_process_running_other_threads_replays_in_itself(service: RunningServi
         assert not can_fork(target)  # the service's threads run here
     report = replay(service.container.settings, service.container.store, service.container.read_models)
     assert report.processes == 1 and report.identical
+
+
+def test_a_replay_removes_the_scratch_of_a_killed_replay(settings: Settings) -> None:
+    """A replay killed mid-way leaves its scratch store (tens of MB); the next one removes it,
+    but never the scratch of a replay still running."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    tmp = Path(tempfile.gettempdir())
+    abandoned = tmp / f"{SCRATCH_PREFIX}{int(gone.stdout)}-test"
+    running = tmp / f"{SCRATCH_PREFIX}{os.getpid()}-test"
+    for path in (abandoned, running):
+        path.mkdir(exist_ok=True)
+        (path / "replay.sqlite").write_bytes(b"x")
+    try:
+        with fresh_database(settings) as scratch:
+            assert scratch.path.parent.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-")
+        assert not abandoned.exists()
+        assert running.exists()
+    finally:
+        shutil.rmtree(running, ignore_errors=True)
+        shutil.rmtree(abandoned, ignore_errors=True)

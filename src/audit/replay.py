@@ -17,6 +17,7 @@ import contextlib
 import gc
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -43,6 +44,7 @@ from services.store import EventStore
 Progress = Callable[[int, int], None]
 Handler = Callable[[Any, Any, int], None]
 SAMPLES = 5
+SCRATCH_PREFIX = "partner-api-replay-"  # then the replaying process's pid
 BATCH = 5000  # notifications per read and per transaction of the fresh store
 READ_AHEAD = 2  # batches read ahead of the one being applied: bounds memory
 
@@ -100,7 +102,8 @@ class ReplayReport:
 def fresh_database(settings: Settings) -> Iterator[Database]:
     """A scratch SQLite file, removed on exit (on disk, not in memory: its size grows with the
     history)."""
-    scratch = Path(tempfile.mkdtemp(prefix="partner-api-replay-"))
+    _remove_abandoned_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     # Scratch data: nothing is lost by skipping fsync and the journal, and the rebuild runs faster.
     sqlite = SQLiteDatabase(scratch / "replay.sqlite", durable=False, journal_mode="OFF")
     try:
@@ -108,6 +111,14 @@ def fresh_database(settings: Settings) -> Iterator[Database]:
     finally:
         sqlite.close()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _remove_abandoned_scratch() -> None:
+    """Scratch left by a replay whose process was killed (its `finally` never ran)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        owner = path.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class Replay:
