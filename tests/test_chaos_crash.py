@@ -27,10 +27,10 @@ from chaos_support import (
     running_cluster,
 )
 from conftest import ServiceFactory
+from test_idempotent_takeover import tenant_on_a_manual_clock
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from webhook_receiver import Receiver, wait_until
 
-from infra.clock import ManualClock
 from runtime.container import Container
 from services.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
 from services.orders import place_order
@@ -84,11 +84,7 @@ def test_a_retry_takes_over_the_claim_of_a_gateway_that_died(
 ) -> None:
     """A gateway SIGKILLed mid-request leaves its key claimed: after the claim's lease the
     client's retry runs again, and finds the order if the dead one had saved it."""
-    clock = ManualClock()
-    service = service_factory(clock=clock)
-    secret = service.new_key(service.new_org(), "test")
-    principal = service.container.accounts.authenticate(secret)
-    assert principal is not None
+    service, clock, secret, principal = tenant_on_a_manual_clock(service_factory)
     with service.client(secret) as client:
         body = counts(new_workspace(client), a=1)
         print_ = fingerprint("POST", "/partner/v1/orders", json.dumps(body).encode())

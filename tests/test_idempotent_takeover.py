@@ -89,16 +89,24 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_a_retry_answers_what_the_dead_attempt_created(
-    service_factory: ServiceFactory, case: str
-) -> None:
-    setup, dead, status = CASES[case]
+def tenant_on_a_manual_clock(
+    service_factory: ServiceFactory,
+) -> tuple[RunningService, ManualClock, str, Principal]:
+    """A service whose clock the test moves (past a claim's lease), and a sandbox tenant."""
     clock = ManualClock()
     service = service_factory(clock=clock)
     secret = service.new_key(service.new_org(), "test")
     principal = service.container.accounts.authenticate(secret)
     assert principal is not None
+    return service, clock, secret, principal
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_retry_answers_what_the_dead_attempt_created(
+    service_factory: ServiceFactory, case: str
+) -> None:
+    setup, dead, status = CASES[case]
+    service, clock, secret, principal = tenant_on_a_manual_clock(service_factory)
     with service.client(secret) as client:
         path, body = setup(client)
         print_ = fingerprint("POST", f"/partner/v1{path}", json.dumps(body).encode())
