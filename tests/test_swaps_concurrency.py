@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import uuid
 
-from conftest import RunningService
+from conftest import RunningService, ServiceFactory
 from test_orders_domain_lock import race
-from test_orders_sandbox import error_of
+from test_orders_live import wait_status
+from test_orders_sandbox import counts, error_of, new_workspace
 from test_swaps import completed_order, of
+from test_wallet_purchase import credit
 
 RACERS = 4
 
@@ -45,3 +47,57 @@ def test_concurrent_swaps_of_one_domain_one_is_accepted(service: RunningService)
         service.wait_projections()  # the list is a projection
         swaps = client.get("/swaps").json()["data"]
         assert [s["id"] for s in swaps if s["status"] != "failed"] == [won[0].json()["data"]["id"]]
+
+
+def test_a_new_domain_is_held_by_its_swap_until_the_swap_ends(service: RunningService) -> None:
+    """The name a swap brings in shows on the order only once the swap completes; meanwhile
+    the swap holds its placement lock, so another swap or an order naming it is refused
+    instead of both getting it."""
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    name = f"nsnever-held{uuid.uuid4().hex[:6]}.com"
+    with service.client(secret) as client:
+        first, second = completed_order(client), completed_order(client)
+        assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
+        service.wait_projections()
+        taken = client.post("/swaps", json=of(first, first["domains"][0]["domain"],
+                                               new_domain=name),
+                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert taken.status_code == 201, taken.text
+        assert taken.json()["data"]["status"] == "action_required"  # open: never pointed
+        again = client.post("/swaps", json=of(second, second["domains"][0]["domain"],
+                                               new_domain=name),
+                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert error_of(again, 409, "domain_already_in_active_order")["field"] == "new_domain"
+        workspace = first["destination"]["workspace_id"]
+        ordered = client.post("/orders", json={
+            "destination": {"workspace_id": workspace},
+            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+            "domains": [{"domain": name, "suite": "suite_a"}],
+        }, headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert error_of(ordered, 409, "domain_already_in_active_order")
+
+
+def test_two_live_swaps_cannot_buy_the_same_name(service_factory: ServiceFactory) -> None:
+    """A bought name is held (by the swap, and across organizations) while the live swap
+    runs its steps: a second swap naming it is refused and charged nothing."""
+    service = service_factory(fulfillment_step_seconds=0.3)  # the first swap stays open
+    org = service.new_org()
+    credit(service, org, 10_000_000)
+    secret = service.new_key(org, "live")
+    name = f"zzbuy{uuid.uuid4().hex[:8]}.com"
+    with service.client(secret) as client:
+        order = client.post("/orders", json=counts(new_workspace(client), a=2),
+                            headers={"Idempotency-Key": str(uuid.uuid4())}).json()["data"]
+        order = wait_status(client, order["id"], "completed")
+        before = client.get("/wallet").json()["data"]["balance_cents"]
+        first = client.post("/swaps", json=of(order, order["domains"][0]["domain"],
+                                               new_domain=name),
+                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert first.status_code == 201, first.text
+        second = client.post("/swaps", json=of(order, order["domains"][1]["domain"],
+                                                new_domain=name),
+                             headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert error_of(second, 409, "domain_already_in_active_order")["field"] == "new_domain"
+        charged = before - client.get("/wallet").json()["data"]["balance_cents"]
+        assert charged == first.json()["data"]["price_cents"] > 0

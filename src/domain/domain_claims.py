@@ -7,13 +7,16 @@ and every take records a new version, so of two concurrent takes only one is sto
 other is a version conflict. The loser re-reads the claim, finds it held by an order that is
 still being set up or torn down, and is refused (`domain_already_in_active_order`).
 
-A claim is never released by an event of its own: whether the holder still holds it is read
-from the holder order's status when someone else wants the name (see `services.domain_claims`).
+A swap that brings a new domain onto an order takes its claim the same way, until the swap
+ends: the holder (`order_id`, as the event has always named it) is then a `swp_` id.
 
-| move (event)        | from          | to              |
-| ------------------- | ------------- | --------------- |
-| `__init__` (Opened) | (new)         | held by nobody  |
-| `take` (Taken)      | any           | held by `order` |
+A claim is never released by an event of its own: whether the holder still holds it is read
+from the holder's status when someone else wants the name (see `services.domain_claims`).
+
+| move (event)        | from          | to                          |
+| ------------------- | ------------- | --------------------------- |
+| `__init__` (Opened) | (new)         | held by nobody              |
+| `take` (Taken)      | any           | held by an order or a swap  |
 """
 
 from __future__ import annotations

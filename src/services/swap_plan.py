@@ -27,6 +27,7 @@ from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from services.accounts import Principal
+from services.domain_claims import is_held
 from services.order_plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
 from services.pricing import registration_price
 
@@ -119,13 +120,15 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
 
 
 def _chosen_new_domain(
-    cur: Any, order: Order, old: dict[str, Any], suite: str
+    container: Any, cur: Any, order: Order, old: dict[str, Any], suite: str
 ) -> dict[str, Any]:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
     for row in owned_free_domains(cur, order.tenant, workspace_id, order.customer_id):
-        if row["domain"] not in on_order:
-            return new_domain_item(row["domain"], suite, "inventory", 0, row["dom_id"])
+        name = row["domain"]
+        # The read models show a name on an order only once a swap bringing it completes.
+        if name not in on_order and not is_held(container, order.org_id, order.environment, name):
+            return new_domain_item(name, suite, "inventory", 0, row["dom_id"])
     base = re.sub(r"[^a-z0-9]", "", old["domain"].split(".", 1)[0]).replace("taken", "")[:16]
     name = f"{base or 'mail'}{secrets.token_hex(3)}.com"
     return new_domain_item(name, suite, "generated", registration_price(name))
@@ -150,7 +153,7 @@ def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> Swa
             )
         sent = body.get("new_domain")
         if sent is None:
-            new = _chosen_new_domain(cur, order, old, suite)
+            new = _chosen_new_domain(container, cur, order, old, suite)
         else:
             name = normalize_domain(str(sent), "new_domain")
             if name == old_name or name in {i["domain"] for i in order.warm_domains}:

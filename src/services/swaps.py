@@ -36,6 +36,7 @@ from fulfillment import swap_steps
 from infra.ids import parse_id, public_id
 from services import swap_pool
 from services.accounts import Principal
+from services.domain_claims import DomainsHeld, claim_names
 from services.idempotency import created_before
 from services.swap_plan import SwapPlan, plan_rename, plan_swap
 from services.swap_view import swap_view
@@ -90,7 +91,7 @@ def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> 
     if not renaming:
         swap_pool.refuse_if_linked(container, principal.org_id, principal.environment, swap.domain)
     _claim_domain(container, plan.order, swap, at)
-    aggregates: list[Aggregate] = [swap]
+    aggregates: list[Aggregate] = [swap, *_claim_new_domain(container, swap, item, at)]
     if live and price:
         wallet = load_wallet(container, principal.org_id, "live")
         swap_id = public_id("swp", swap.id)
@@ -117,6 +118,34 @@ def _claim_domain(container: Any, order: Order, swap: Swap, at: float) -> None:
                 "conflict", f"A swap of {swap.domain} is already under way.", field="domain"
             )
     order.claim_for_swap(swap.domain, public_id("swp", swap.id), at)
+
+
+def _claim_new_domain(
+    container: Any, swap: Swap, item: dict[str, Any], at: float
+) -> list[Aggregate]:
+    """The placement lock of the name the swap brings in (an owned or a bought one), held by
+    the swap until it ends: without it, two swaps, or a swap and an order, could take one name
+    (and pay for it twice). A generated name is new to everyone."""
+    if swap.kind == USER_NAMES or item["source"] == "generated":
+        return []
+    name = str(item["domain"])
+    bought = {name} if item["source"] == "purchase" else set()
+    try:
+        return claim_names(container, public_id("swp", swap.id), swap.org_id, swap.environment,
+                           [name], bought, at)
+    except DomainsHeld as held:
+        if held.registered:
+            raise DomainError(
+                "domains_not_submittable",
+                f"{name} is being registered by someone else; name another domain.",
+                field="new_domain",
+                details={"domains": [{"domain": name, "reason": "registered"}]},
+            ) from None
+        raise DomainError(
+            "domain_already_in_active_order",
+            f"{name} is already taken by an order or swap in progress.",
+            field="new_domain",
+        ) from None
 
 
 def _imported_domain(container: Any, swap: Swap) -> Domain | None:
