@@ -3,16 +3,19 @@ internal service shares, and the CLI going through the running server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import grpc
 import httpx
 import pytest
-from conftest import ServiceFactory
+from conftest import ServiceFactory, free_port
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_support import auth, grpc_service, trailer, with_channel
@@ -216,3 +219,39 @@ def test_cli_goes_through_the_running_server(service_factory: ServiceFactory, tm
     failed = cli("key", "revoke", "key_nope")
     assert failed.returncode == 1 and failed.stdout == ""
     assert failed.stderr.strip().startswith("partner-api: not_found")
+
+
+def test_cli_writes_the_store_itself_only_when_no_server_listens(tmp_path: Path) -> None:
+    """The CLI falls back to the store only when nothing accepts on the gRPC port. A server
+    that accepted the call and then went away may have run it: writing the store as well
+    could credit a wallet twice, so the CLI reports the failure and writes nothing."""
+    env = {
+        **os.environ,
+        "PARTNER_API_DATA_DIR": str(tmp_path / "var"),
+        "PARTNER_API_DATABASE_URL": "",
+        "PARTNER_API_OPERATOR_TOKEN": "op-token",
+    }
+
+    def cli(port: int, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*CLI, *args], env={**env, "PARTNER_API_GRPC_PORT": str(port)},
+                              capture_output=True, text=True, timeout=60)
+
+    with socket.socket() as vanishing:  # accepts, then drops every connection
+        vanishing.bind(("127.0.0.1", 0))
+        vanishing.listen()
+        port = vanishing.getsockname()[1]
+
+        def drop_all() -> None:
+            with contextlib.suppress(OSError):
+                while True:
+                    conn, _ = vanishing.accept()
+                    conn.close()
+
+        threading.Thread(target=drop_all, daemon=True).start()
+        org = json.loads(cli(free_port(), "org", "create", "Local").stdout)  # nothing listens
+        lost = cli(port, "wallet", "credit", org["id"], "250")
+        assert lost.returncode == 1 and lost.stdout == ""
+        assert "may have run" in lost.stderr
+    done = cli(free_port(), "wallet", "credit", org["id"], "100")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["balance_cents"] == 100  # the lost call wrote nothing

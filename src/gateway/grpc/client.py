@@ -5,18 +5,19 @@ CLI writes to the store directly (decisions.md section 2)."""
 from __future__ import annotations
 
 import argparse
+import socket
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 
+from domain.errors import DomainError
 from gateway.grpc.errors import error_from
 from infra.settings import Settings, host_port
 from partnerapi.v1 import admin_pb2, admin_pb2_grpc
 
 TIMEOUT_SECONDS = 30.0
-# The call certainly did not run: nothing listens, or another deployment's server answered.
-FALL_BACK = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNAUTHENTICATED}
+CONNECT_SECONDS = 1.0
 
 Call = Callable[[Any, argparse.Namespace], dict[str, Any]]
 
@@ -102,8 +103,11 @@ def _call_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def target_of(settings: Settings) -> str:
-    host = settings.host if settings.host not in {"0.0.0.0", "::", ""} else "127.0.0.1"
-    return host_port(host, settings.grpc_port)
+    return host_port(_local_host(settings), settings.grpc_port)
+
+
+def _local_host(settings: Settings) -> str:
+    return settings.host if settings.host not in {"0.0.0.0", "::", ""} else "127.0.0.1"
 
 
 def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -118,13 +122,34 @@ def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] |
     if not all(hasattr(args, needed) for needed in NEEDS.get(name, ())):
         return None
     args._grpc_metadata = (("authorization", f"Bearer {settings.operator_token}"),)
-    with grpc.insecure_channel(target_of(settings)) as channel:
+    target = target_of(settings)
+    if not _listening(settings):
+        return None  # no server: the call certainly did not run
+    with grpc.insecure_channel(target) as channel:
         try:
             return call(admin_pb2_grpc.AdminServiceStub(channel), args)  # type: ignore[no-untyped-call]
         except grpc.RpcError as failure:
-            if failure.code() in FALL_BACK:
-                return None
+            if failure.code() == grpc.StatusCode.UNAUTHENTICATED:
+                return None  # another deployment's server: it ran nothing
+            if failure.code() == grpc.StatusCode.UNAVAILABLE:
+                # The server went away during the call, which it may have completed: writing
+                # the store here as well could credit a wallet or create a key twice.
+                raise DomainError(
+                    "internal_error",
+                    f"the server at {target} stopped answering during the call, which may "
+                    "have run; check its effect before repeating it",
+                ) from None
             error = error_from(failure)
             if error is None:
                 raise
             raise error from None
+
+
+def _listening(settings: Settings) -> bool:
+    """Whether anything accepts connections on the gRPC port (a refused connection is
+    immediate; a server that accepts may then run the call)."""
+    try:
+        with socket.create_connection((_local_host(settings), settings.grpc_port), timeout=CONNECT_SECONDS):
+            return True
+    except OSError:
+        return False
