@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
@@ -319,3 +320,27 @@ def test_fulfillment_service_refuses_callers_without_the_token(service_factory: 
 
     assert call(service, body) == [grpc.StatusCode.UNAUTHENTICATED] * 5
     assert operator_reports(service) == []
+
+
+def test_concurrent_mark_domain_burned_with_one_request_id_starts_one_job(
+    service_factory: ServiceFactory,
+) -> None:
+    """Retries of one MarkDomainBurned (same request_id) racing each other: the job and its
+    report are one save, so one job starts and every caller gets it."""
+    service = grpc_service(service_factory)
+    md = as_alice(service)
+    with service.partner() as client:
+        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+    name = order["domains"][0]["domain"]
+    request = pb.MarkDomainBurnedRequest(domain=name, reason="blocklisted", request_id="burn-race")
+
+    def mark() -> Any:
+        return call(service, lambda s: s.MarkDomainBurned(request, metadata=md))
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: mark(), range(4)))
+    assert len({a.job_id for a in answers}) == 1
+    assert sum(not a.replayed for a in answers) == 1
+    jobs = [e for e in service.container.store.recorder.select_notifications(start=1, limit=10_000)
+            if e.topic.endswith("BurnedDomainJob.Started")]
+    assert len(jobs) == 1

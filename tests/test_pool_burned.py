@@ -13,13 +13,15 @@ from test_orders_sandbox import error_of, new_workspace
 
 from audit.replay import replay
 from domain.errors import NotFound
-from services.burned_domains import start_burned_domain_job
+from services.fulfillment_reports import mark_domain_burned
 
 
 def burn(service: RunningService, name: str) -> dict[str, Any]:
-    return start_burned_domain_job(
+    """The job a fulfillment operator's MarkDomainBurned (no request id) starts."""
+    job: dict[str, Any] = mark_domain_burned(
         service.container, domain=name, operator="ops@fulfillment", reason="blocklisted"
-    )
+    )["job"]
+    return job
 
 
 def test_unknown_domain_is_not_found(service: RunningService) -> None:

@@ -17,10 +17,9 @@ from domain.burned_domain_jobs import BurnedDomainJob
 from domain.errors import NotFound, invalid
 from domain.pool_domains import ASSIGNED, PoolDomain
 from infra.ids import parse_id, public_id
-from services.pool_records import find_pool_domain, pool_domain_for, save_and_wait
+from services.pool_records import find_pool_domain, pool_domain_for
 from services.pool_replacements import replace_burned
 from services.pool_views import burned_job_view
-from services.wallet import retry_conflicts
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -41,10 +40,12 @@ def _owner_row(container: Any, name: str) -> dict[str, Any]:
     return dict((connected or rows)[0])
 
 
-def start_burned_domain_job(
+def burned_domain_job(
     container: Container, *, domain: str, operator: str | None, reason: str
-) -> dict[str, Any]:
-    """Record a burned provider result on `domain` (a name); the `brj_` job as plain data."""
+) -> tuple[BurnedDomainJob, list[Any]]:
+    """A burned provider result on `domain` (a name): the `brj_` job and what else it
+    changes (the pool record, a replacement), all unsaved, for the caller to save in one
+    save with its own record of the request."""
     name = registrar.normalize(domain or "")
     if not name:
         raise invalid("domain is required.", "domain")
@@ -53,32 +54,27 @@ def start_burned_domain_job(
         raise invalid(f"reason must be 1 to {MAX_REASON} characters.", "reason")
     row = _owner_row(container, name)
     org_id, environment = str(row["tenant"]).split(":", 1)
-
-    def run() -> dict[str, Any]:
-        at = container.clock.now()
-        pool: PoolDomain = pool_domain_for(container, org_id, environment, name)
-        job = BurnedDomainJob(
-            org_id=org_id,
-            environment=environment,
-            domain={"id": pool.dom_id or row["id"], "domain": name},
-            operator=operator,
-            reason=reason,
-            at=at,
-        )
-        job_id = public_id("brj", job.id)
-        was_assigned = pool.condition == ASSIGNED
-        pool.mark_burned(job_id, reason, at)
-        changed: list[Any] = []
-        replacement_id = None
-        if was_assigned:
-            replacement, others = replace_burned(container, pool, job_id, at)
-            replacement_id = public_id("prp", replacement.id)
-            changed = [replacement, *others]
-        job.complete(pool.condition_at(at), replacement_id, at)
-        save_and_wait(container, job, pool, *changed)
-        return burned_job_view(job)
-
-    return retry_conflicts(run)
+    at = container.clock.now()
+    pool: PoolDomain = pool_domain_for(container, org_id, environment, name)
+    job = BurnedDomainJob(
+        org_id=org_id,
+        environment=environment,
+        domain={"id": pool.dom_id or row["id"], "domain": name},
+        operator=operator,
+        reason=reason,
+        at=at,
+    )
+    job_id = public_id("brj", job.id)
+    was_assigned = pool.condition == ASSIGNED
+    pool.mark_burned(job_id, reason, at)
+    changed: list[Any] = [pool]
+    replacement_id = None
+    if was_assigned:
+        replacement, others = replace_burned(container, pool, job_id, at)
+        replacement_id = public_id("prp", replacement.id)
+        changed += [replacement, *others]
+    job.complete(pool.condition_at(at), replacement_id, at)
+    return job, changed
 
 
 def load_burned_job(container: Any, tenant: str | None, job_id: str) -> dict[str, Any]:

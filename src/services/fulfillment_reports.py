@@ -14,7 +14,6 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.burned_domain_jobs import BurnedDomainJob
 from domain.errors import DomainError, NotFound, invalid
 from domain.fulfillment_reports import (
     MARK_DOMAIN_BURNED,
@@ -28,8 +27,9 @@ from domain.pending_actions import INPUT_FIELD
 from fulfillment import steps
 from infra.clock import iso
 from infra.ids import parse_id
-from services.burned_domains import start_burned_domain_job
+from services.burned_domains import burned_domain_job
 from services.orders import apply_outcome, fail
+from services.pool_views import burned_job_view
 from services.wallet import retry_conflicts
 
 DONE, STEP_FAILED, NEEDS_INPUT = "done", "failed", "needs_partner_input"
@@ -268,26 +268,33 @@ def retry_step(
 def mark_domain_burned(
     container: Any, *, operator: str, domain: str, reason: str, request_id: str = ""
 ) -> dict[str, Any]:
-    """Start a burned-domain job (`brj_`, it names the operator too) and record the report."""
+    """Start a burned-domain job (`brj_`, it names the operator too) and record the report,
+    in one save: a retry with the same request id finds the report and starts nothing."""
     request = _request_id(request_id)
     subject = {"domain": (domain or "").strip().lower()}
-    earlier = _earlier(container, request, MARK_DOMAIN_BURNED, subject)
-    if earlier is not None:
-        return earlier  # type: ignore[no-any-return]
-    job = start_burned_domain_job(container, domain=domain, operator=operator, reason=reason)
-    found = container.store.find(parse_id("brj", str(job["id"])), BurnedDomainJob)
-    org = (found.org_id, found.environment) if isinstance(found, BurnedDomainJob) else ("", "")
-    result = {"applied": True, "job_id": job["id"], "job": json.loads(json.dumps(job, default=str))}
-    return _record(
-        container,
-        operator=operator,
-        action=MARK_DOMAIN_BURNED,
-        subject=subject,
-        reason=(reason or "").strip() or None,
-        request_id=request,
-        order=None,
-        result=result,
-        others=[],
-        org=org,
-        at=container.clock.now(),
-    )
+
+    def run() -> dict[str, Any]:
+        earlier = _earlier(container, request, MARK_DOMAIN_BURNED, subject)
+        if earlier is not None:
+            return earlier  # type: ignore[no-any-return]
+        job, changed = burned_domain_job(
+            container, domain=domain, operator=operator, reason=reason
+        )
+        view = burned_job_view(job)
+        result = {"applied": True, "job_id": view["id"],
+                  "job": json.loads(json.dumps(view, default=str))}
+        return _record(
+            container,
+            operator=operator,
+            action=MARK_DOMAIN_BURNED,
+            subject=subject,
+            reason=(reason or "").strip() or None,
+            request_id=request,
+            order=None,
+            result=result,
+            others=[job, *changed],
+            org=(job.org_id, job.environment),
+            at=container.clock.now(),
+        )
+
+    return retry_conflicts(run)
