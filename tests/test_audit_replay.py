@@ -177,6 +177,9 @@ def test_a_replay_removes_the_scratch_of_a_killed_replay(settings: Settings) -> 
     for path in (abandoned, running):
         path.mkdir(exist_ok=True)
         (path / "replay.sqlite").write_bytes(b"x")
+    an_hour_ago = time.time() - 3600  # the killed replay's last write
+    os.utime(abandoned / "replay.sqlite", (an_hour_ago, an_hour_ago))
+    os.utime(running / "replay.sqlite", (an_hour_ago, an_hour_ago))  # its process lives
     try:
         with fresh_database(settings) as scratch:
             assert scratch.path.parent.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-")

@@ -3,13 +3,12 @@ internal service shares, and the CLI going through the running server."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -222,9 +221,9 @@ def test_cli_goes_through_the_running_server(service_factory: ServiceFactory, tm
 
 
 def test_cli_writes_the_store_itself_only_when_no_server_listens(tmp_path: Path) -> None:
-    """The CLI falls back to the store only when nothing accepts on the gRPC port. A server
-    that accepted the call and then went away may have run it: writing the store as well
-    could credit a wallet twice, so the CLI reports the failure and writes nothing."""
+    """The CLI falls back to the store only when no gRPC server takes the call. A server that
+    took the call and then went away may have run it: writing the store as well could credit
+    a wallet twice, so the CLI reports the failure and writes nothing."""
     env = {
         **os.environ,
         "PARTNER_API_DATA_DIR": str(tmp_path / "var"),
@@ -236,22 +235,25 @@ def test_cli_writes_the_store_itself_only_when_no_server_listens(tmp_path: Path)
         return subprocess.run([*CLI, *args], env={**env, "PARTNER_API_GRPC_PORT": str(port)},
                               capture_output=True, text=True, timeout=60)
 
-    with socket.socket() as vanishing:  # accepts, then drops every connection
-        vanishing.bind(("127.0.0.1", 0))
-        vanishing.listen()
-        port = vanishing.getsockname()[1]
+    def vanish(request: bytes, context: grpc.ServicerContext) -> bytes:
+        context.abort(grpc.StatusCode.UNAVAILABLE, "Socket closed")  # as a killed server
 
-        def drop_all() -> None:
-            with contextlib.suppress(OSError):
-                while True:
-                    conn, _ = vanishing.accept()
-                    conn.close()
-
-        threading.Thread(target=drop_all, daemon=True).start()
+    server = grpc.server(ThreadPoolExecutor(2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "partnerapi.v1.AdminService", {"CreditWallet": grpc.unary_unary_rpc_method_handler(vanish)},
+    )])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
         org = json.loads(cli(free_port(), "org", "create", "Local").stdout)  # nothing listens
         lost = cli(port, "wallet", "credit", org["id"], "250")
         assert lost.returncode == 1 and lost.stdout == ""
         assert "may have run" in lost.stderr
-    done = cli(free_port(), "wallet", "credit", org["id"], "100")
+        with socket.socket() as not_grpc:  # a listener that is no gRPC server: nothing ran
+            not_grpc.bind(("127.0.0.1", 0))
+            not_grpc.listen()
+            done = cli(not_grpc.getsockname()[1], "wallet", "credit", org["id"], "100")
+    finally:
+        server.stop(0)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["balance_cents"] == 100  # the lost call wrote nothing

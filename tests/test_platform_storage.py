@@ -128,11 +128,12 @@ def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
     try:
         store = container.idempotency
         body = fingerprint("POST", "/partner/v1/orders", b'{"a": 1, "b": 2}')
-        assert isinstance(store.begin("org_a:test", "k1", body), Claim)
+        claim = store.begin("org_a:test", "k1", body)
+        assert isinstance(claim, Claim)
         with pytest.raises(DomainError) as running:
             store.begin("org_a:test", "k1", body)
         assert running.value.code == "idempotency_in_progress"
-        store.finish("org_a:test", "k1", 201, b'{"id": "ord_1"}')
+        store.finish(claim, 201, b'{"id": "ord_1"}')
 
         # A new store over the same database (a restart) still remembers the key.
         again = IdempotencyStore(container.ops_db, clock)
@@ -178,12 +179,19 @@ def test_one_retry_at_a_time_takes_over_a_claim_and_only_after_its_lease(
         assert isinstance(taken, Claim) and taken.taken_over
         assert taken.created_at == first.created_at  # the same ids derive from it
         assert in_progress(store, "slow", body)  # a second retry meanwhile
+        store.release(first)  # the slow original fails at last: the retry's claim stands
+        store.finish(first, 201, b'{"late": true}')  # nor does it answer for the retry
+        assert in_progress(store, "slow", body)
         clock.advance(CLAIM_LEASE_SECONDS + 1)  # the retry died too: its own lease ran out
-        assert isinstance(store.begin("org_a:test", "slow", body), Claim)
+        last = store.begin("org_a:test", "slow", body)
+        assert isinstance(last, Claim)
+        store.finish(last, 201, b'{"id": "wrk_1"}')
+        replayed = store.begin("org_a:test", "slow", body)
+        assert not isinstance(replayed, Claim) and replayed.body == b'{"id": "wrk_1"}'
 
         failed = store.begin("org_a:test", "failed", body)
         assert isinstance(failed, Claim)
-        store.release("org_a:test", "failed")
+        store.release(failed)
         clock.advance(CLAIM_LEASE_SECONDS + 1)
         again = store.begin("org_a:test", "failed", body)
         assert isinstance(again, Claim) and again.taken_over

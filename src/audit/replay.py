@@ -38,6 +38,7 @@ from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from projections.base import ReadModel
+from projections.follower import position_in, tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
 from services.store import EventStore
 
@@ -45,6 +46,7 @@ Progress = Callable[[int, int], None]
 Handler = Callable[[Any, Any, int], None]
 SAMPLES = 5
 SCRATCH_PREFIX = "partner-api-replay-"  # then the replaying process's pid
+SCRATCH_IDLE = 600.0  # seconds without a write before an abandoned scratch dir is removed
 BATCH = 5000  # notifications per read and per transaction of the fresh store
 READ_AHEAD = 2  # batches read ahead of the one being applied: bounds memory
 
@@ -117,7 +119,10 @@ def _remove_abandoned_scratch() -> None:
     """Scratch left by a replay whose process was killed (its `finally` never ran)."""
     for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
         owner = path.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+        # Its process is gone, and nothing wrote there for a while (a replay in another PID
+        # namespace sharing this temp dir writes constantly).
+        idle = time.time() - max((p.stat().st_mtime for p in path.iterdir()), default=0.0)
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists() and idle > SCRATCH_IDLE:
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -253,14 +258,15 @@ def replay(
     snapshot, with the position it holds: the read models commit their rows and position
     together, so the two sides are compared at one position however busy the service is."""
     started = time.perf_counter()
-    with fresh_database(settings) as target, live.db.snapshot() as moment:
+    with fresh_database(settings) as target:
         rebuild = Replay(store, live, target)
-        row = moment.execute(
-            "SELECT notification_id FROM tracking WHERE name = ?", (READ_MODELS_TRACKING,)
-        ).fetchone()
-        position = int(row["notification_id"]) if row else 0
-        rebuild.advance(position, progress)
-        tables = rebuild.compare(moment)
+        # The bulk first, outside the snapshot: a long-held one keeps SQLite from checkpointing
+        # and PostgreSQL from vacuuming. Then only what committed meanwhile, inside it.
+        rebuild.advance(tracked_position(live.db, READ_MODELS_TRACKING), progress)
+        with live.db.snapshot() as moment:
+            position = position_in(moment, READ_MODELS_TRACKING)
+            rebuild.advance(position, progress)
+            tables = rebuild.compare(moment)
         seconds = time.perf_counter() - started
         return ReplayReport(position, rebuild.events, seconds, tables, rebuild.processes)
 

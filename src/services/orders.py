@@ -15,13 +15,13 @@ from eventsourcing.domain import Aggregate
 
 from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ORDER, PLACEMENT_ID, Order
+from domain.orders import ORDER, Order
 from domain.pending_actions import PendingAction
 from fulfillment import steps
 from infra.ids import parse_id, public_id
 from services.accounts import Principal
 from services.domain_claims import DomainsHeld, claim_domains
-from services.idempotency import claimed_id, created_before
+from services.idempotency import created_before
 from services.order_plan import Plan, plan_order
 from services.order_view import order_view, pending_action_view
 from services.swap_pool import leave_pool
@@ -130,11 +130,7 @@ def accept(container: Any, principal: Principal, build: Any, price_cents: int) -
             return placed  # a concurrent retry of the same request saved it first
         at = container.clock.now()
         live = principal.environment == "live"
-        token = PLACEMENT_ID.set(claimed_id("order"))
-        try:
-            order: Order = build(at, price_cents if live else 0)
-        finally:
-            PLACEMENT_ID.reset(token)
+        order: Order = build(at, price_cents if live else 0)  # its id: domain.creation_ids
         owned = [item["domain"] for item in order.domains if item["source"] != "generated"]
         aggregates: list[Aggregate] = [order, *claim_domains(container, order, owned, at)]
         if live:

@@ -67,8 +67,6 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
 
 
 def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    if (earlier := created_before(container, "pool_reservation", PoolReservation)) is not None:
-        return reservation_view(earlier)  # saved by this request's first attempt, which died
     quantity = body["quantity"]
     if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
@@ -78,6 +76,8 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     sandbox = principal.environment != "live"
 
     def run() -> dict[str, Any]:
+        if (earlier := created_before(container, "pool_reservation", PoolReservation)) is not None:
+            return reservation_view(earlier)  # saved by an earlier attempt of this request
         chosen = take_available(container, principal.tenant, quantity)
         if len(chosen) < quantity:
             raise DomainError(

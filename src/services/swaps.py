@@ -52,21 +52,26 @@ def _save(container: Any, *aggregates: Aggregate) -> None:
 
 
 def create_swap(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    if (earlier := created_before(container, "swap", Swap)) is not None:
-        return swap_view(earlier)  # saved by this request's first attempt, which died
-    return retry_conflicts(
-        lambda: _accept(container, principal, plan_swap(container, principal, body), body["type"])
-    )
+    return retry_conflicts(lambda: _earlier_or(container, lambda: _accept(
+        container, principal, plan_swap(container, principal, body), body["type"]
+    )))
 
 
 def rename_user_names(
     container: Any, principal: Principal, body: dict[str, Any]
 ) -> dict[str, Any]:
+    return retry_conflicts(lambda: _earlier_or(container, lambda: _accept(
+        container, principal, plan_rename(container, principal, body), USER_NAMES
+    )))
+
+
+def _earlier_or(container: Any, accept: Any) -> dict[str, Any]:
+    """The swap an earlier attempt of this idempotent request saved (its process died, or it
+    is the rival that won the save), else a new one."""
     if (earlier := created_before(container, "swap", Swap)) is not None:
         return swap_view(earlier)
-    return retry_conflicts(
-        lambda: _accept(container, principal, plan_rename(container, principal, body), USER_NAMES)
-    )
+    result: dict[str, Any] = accept()
+    return result
 
 
 def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> dict[str, Any]:

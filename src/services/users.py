@@ -49,8 +49,6 @@ def create_user(
     first_name: str,
     last_name: str,
 ) -> dict[str, Any]:
-    if (earlier := created_before(container, "user", User)) is not None:
-        return user_view(earlier)  # saved by this request's first attempt, which died
     email = email.strip()
     if not EMAIL.match(email) or len(email) > MAX_TEXT:
         raise invalid("email is not an email address.", "email")
@@ -60,6 +58,8 @@ def create_user(
             raise invalid(f"{key} must be 1 to {MAX_TEXT} characters.", key)
 
     def attempt() -> dict[str, Any]:
+        if (earlier := created_before(container, "user", User)) is not None:
+            return user_view(earlier)  # saved by an earlier attempt of this request
         workspace = load_workspace(container, org_id, environment, workspace_id)
         if workspace.provider != "m":
             raise DomainError(

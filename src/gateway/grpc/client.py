@@ -127,12 +127,16 @@ def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] |
         return None  # no server: the call certainly did not run
     with grpc.insecure_channel(target) as channel:
         try:
+            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+        except grpc.FutureTimeoutError:
+            return None  # no gRPC server there (or it is going away): nothing ran
+        try:
             return call(admin_pb2_grpc.AdminServiceStub(channel), args)  # type: ignore[no-untyped-call]
         except grpc.RpcError as failure:
             if failure.code() == grpc.StatusCode.UNAUTHENTICATED:
                 return None  # another deployment's server: it ran nothing
             if failure.code() == grpc.StatusCode.UNAVAILABLE:
-                # The server went away during the call, which it may have completed: writing
+                # Connected, then gone during the call, which it may have completed: writing
                 # the store here as well could credit a wallet or create a key twice.
                 raise DomainError(
                     "internal_error",

@@ -69,11 +69,11 @@ async def idempotent(
         try:
             encoded = msgspec.json.encode(run())
         except BaseException:
-            store.release(scope, key)
+            store.release(stored)
             raise
         finally:
             Claim.leave(token)
-        store.finish(scope, key, status_code, encoded)
+        store.finish(stored, status_code, encoded)
         return None, encoded
 
     stored, encoded = await anyio.to_thread.run_sync(once)
