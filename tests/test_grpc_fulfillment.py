@@ -213,13 +213,16 @@ def test_stream_work_sends_current_work_then_follows_changes(service_factory: Se
     assert stepped.position > placed.position
 
 
-def test_mark_domain_burned_starts_a_job(service_factory: ServiceFactory) -> None:
+def burnable_domain(service_factory: ServiceFactory) -> tuple[RunningService, Any, str]:
+    """A gRPC service, an operator's call metadata, and a domain of a completed order."""
     service = grpc_service(service_factory)
-    md = as_alice(service)
     with service.partner() as client:
         order = place(client, counts(new_workspace(client), a=1)).json()["data"]
-    name = order["domains"][0]["domain"]
+    return service, as_alice(service), order["domains"][0]["domain"]
 
+
+def test_mark_domain_burned_starts_a_job(service_factory: ServiceFactory) -> None:
+    service, md, name = burnable_domain(service_factory)
     request = pb.MarkDomainBurnedRequest(domain=name, reason="blocklisted", request_id="burn-1")
     burned = call(service, lambda s: s.MarkDomainBurned(request, metadata=md))
     assert burned.job_id.startswith("brj_") and burned.applied and burned.action == "mark_domain_burned"
@@ -327,11 +330,7 @@ def test_concurrent_mark_domain_burned_with_one_request_id_starts_one_job(
 ) -> None:
     """Retries of one MarkDomainBurned (same request_id) racing each other: the job and its
     report are one save, so one job starts and every caller gets it."""
-    service = grpc_service(service_factory)
-    md = as_alice(service)
-    with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
-    name = order["domains"][0]["domain"]
+    service, md, name = burnable_domain(service_factory)
     request = pb.MarkDomainBurnedRequest(domain=name, reason="blocklisted", request_id="burn-race")
 
     def mark() -> Any:

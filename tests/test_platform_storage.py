@@ -167,9 +167,9 @@ def test_one_retry_at_a_time_takes_over_a_claim_and_only_after_its_lease(
     running the request at once would each create what it creates."""
     clock = ManualClock()
     container = Container.build(settings, clock)
+    body = fingerprint("POST", "/partner/v1/workspaces", b'{"name": "w"}')
     try:
         store = container.idempotency
-        body = fingerprint("POST", "/partner/v1/workspaces", b'{"name": "w"}')
         first = store.begin("org_a:test", "slow", body)
         assert isinstance(first, Claim)
         clock.advance(45)  # slow, not dead
