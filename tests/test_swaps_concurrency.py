@@ -101,3 +101,27 @@ def test_two_live_swaps_cannot_buy_the_same_name(service_factory: ServiceFactory
         assert error_of(second, 409, "domain_already_in_active_order")["field"] == "new_domain"
         charged = before - client.get("/wallet").json()["data"]["balance_cents"]
         assert charged == first.json()["data"]["price_cents"] > 0
+
+
+def test_a_completed_swap_no_longer_holds_its_new_domain(service: RunningService) -> None:
+    """The swap's hold on its new name ends with the swap: once it completes, the name is on
+    a completed order, which does not keep it from another order (spec 2.5)."""
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    name = f"freed{uuid.uuid4().hex[:8]}.com"
+    with service.client(secret) as client:
+        order = completed_order(client)
+        assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
+        service.wait_projections()
+        swapped = client.post("/swaps", json=of(order, order["domains"][0]["domain"],
+                                                 new_domain=name),
+                              headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert swapped.status_code == 201, swapped.text
+        assert swapped.json()["data"]["status"] == "completed"
+        service.wait_projections()
+        ordered = client.post("/orders", json={
+            "destination": {"workspace_id": order["destination"]["workspace_id"]},
+            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+            "domains": [{"domain": name, "suite": "suite_a"}],
+        }, headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert ordered.status_code == 201, ordered.text
