@@ -9,6 +9,7 @@ issued (`infra/pg_recorder.py`), so ids must appear in order with no gap filled 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,52 @@ def test_a_save_whose_answer_was_lost_is_not_applied_twice(tmp_path: Path) -> No
         store.save(tally)
         with pytest.raises(IntegrityError):
             store.save(rival)
+    finally:
+        store.close()
+        drop_schema(schema)
+
+
+class SlowCommitRecorder(OneStatementRecorder):
+    """The client loses the connection while the server is still committing its insert."""
+
+    lose_next = False
+
+    def _insert(self, cursor: Any, rows: list[Any]) -> list[int]:
+        if not SlowCommitRecorder.lose_next:
+            return super()._insert(cursor, rows)
+        SlowCommitRecorder.lose_next = False
+        locked = threading.Event()
+
+        def commit_slowly() -> None:
+            with self.datastore.get_connection() as conn, conn.transaction(), \
+                    conn.cursor() as other:
+                super(SlowCommitRecorder, self)._insert(other, rows)  # holds the table lock
+                locked.set()
+                time.sleep(0.5)
+
+        threading.Thread(target=commit_slowly, daemon=True).start()
+        assert locked.wait(10)
+        raise OperationalError("server closed the connection unexpectedly")
+
+
+def test_a_save_lost_while_still_committing_is_not_applied_twice(tmp_path: Path) -> None:
+    """PostgreSQL: the retry's lookup runs before the first attempt's commit lands; its insert
+    then waits for that commit's lock, meets the rows as a conflict, and looks again."""
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    env, schema = make_env(tmp_path, "postgres")
+    settings = Settings.from_env(env)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    store = EventStore({**eventstore_env(settings),
+                        "APPLICATION_RECORDER_TOPIC": "test_store_ordering:SlowCommitRecorder"})
+    try:
+        tally = Tally(0)
+        store.save(tally)
+        tally.count_up()
+        SlowCommitRecorder.lose_next = True
+        store.save(tally)
+        assert [e.originator_version for e in store.recorder.select_events(tally.id)] == [1, 2]
+        assert store.get(tally.id).count == 1
     finally:
         store.close()
         drop_schema(schema)

@@ -18,7 +18,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
@@ -88,6 +93,12 @@ class OneStatementRecorder(PostgresApplicationRecorder):
                     return stored
                 with self.datastore.get_connection() as conn, conn.cursor() as cursor:
                     return self._insert(cursor, rows)
+            except IntegrityError:
+                # The first attempt may have been still committing when the lookup ran: its
+                # lock made this insert wait until the commit, so its events are there now.
+                if attempt > 1 and (stored := self._already_stored(stored_events)) is not None:
+                    return stored
+                raise
             except (InterfaceError, OperationalError):
                 if attempt == INSERT_ATTEMPTS:
                     raise
