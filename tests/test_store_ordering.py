@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,22 @@ def test_a_save_survives_a_dropped_connection(tmp_path: Path) -> None:
         drop_schema(schema)
 
 
+@contextmanager
+def pg_store(tmp_path: Path, recorder: type) -> Iterator[EventStore]:
+    """A PostgreSQL store of its own schema, saving through `recorder` (defined here)."""
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    env, schema = make_env(tmp_path, "postgres")
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    store = EventStore({**eventstore_env(Settings.from_env(env)),
+                        "APPLICATION_RECORDER_TOPIC": f"test_store_ordering:{recorder.__name__}"})
+    try:
+        yield store
+    finally:
+        store.close()
+        drop_schema(schema)
+
+
 class ReplyLostRecorder(OneStatementRecorder):
     """The server commits, then the connection drops before its answer arrives."""
 
@@ -129,14 +146,7 @@ def test_a_save_whose_answer_was_lost_is_not_applied_twice(tmp_path: Path) -> No
     """PostgreSQL: the retry after a dropped connection finds the events the first attempt
     committed and answers their ids, instead of meeting them as a conflict (which made the
     caller decide again on state that already held its first decision)."""
-    require("PostgreSQL", _reachable("127.0.0.1", 5432))
-    env, schema = make_env(tmp_path, "postgres")
-    settings = Settings.from_env(env)
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-    store = EventStore({**eventstore_env(settings),
-                        "APPLICATION_RECORDER_TOPIC": "test_store_ordering:ReplyLostRecorder"})
-    try:
+    with pg_store(tmp_path, ReplyLostRecorder) as store:
         assert isinstance(store.recorder, ReplyLostRecorder)
         tally = Tally(0)
         store.save(tally)
@@ -159,9 +169,6 @@ def test_a_save_whose_answer_was_lost_is_not_applied_twice(tmp_path: Path) -> No
         store.save(tally)
         with pytest.raises(IntegrityError):
             store.save(rival)
-    finally:
-        store.close()
-        drop_schema(schema)
 
 
 class SlowCommitRecorder(OneStatementRecorder):
@@ -190,14 +197,7 @@ class SlowCommitRecorder(OneStatementRecorder):
 def test_a_save_lost_while_still_committing_is_not_applied_twice(tmp_path: Path) -> None:
     """PostgreSQL: the retry's lookup runs before the first attempt's commit lands; its insert
     then waits for that commit's lock, meets the rows as a conflict, and looks again."""
-    require("PostgreSQL", _reachable("127.0.0.1", 5432))
-    env, schema = make_env(tmp_path, "postgres")
-    settings = Settings.from_env(env)
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-    store = EventStore({**eventstore_env(settings),
-                        "APPLICATION_RECORDER_TOPIC": "test_store_ordering:SlowCommitRecorder"})
-    try:
+    with pg_store(tmp_path, SlowCommitRecorder) as store:
         tally = Tally(0)
         store.save(tally)
         tally.count_up()
@@ -205,6 +205,3 @@ def test_a_save_lost_while_still_committing_is_not_applied_twice(tmp_path: Path)
         store.save(tally)
         assert [e.originator_version for e in store.recorder.select_events(tally.id)] == [1, 2]
         assert store.get(tally.id).count == 1
-    finally:
-        store.close()
-        drop_schema(schema)

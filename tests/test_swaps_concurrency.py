@@ -9,6 +9,7 @@ The new domains are imported ones whose nameservers never point, so the winner s
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from conftest import RunningService, ServiceFactory
 from test_orders_domain_lock import race
@@ -18,6 +19,21 @@ from test_swaps import completed_order, of
 from test_wallet_purchase import credit
 
 RACERS = 4
+
+
+def swap_in(client: Any, order: dict[str, Any], new_name: str, index: int = 0) -> Any:
+    """POST /swaps of the order's `index`th domain for `new_name`."""
+    return client.post("/swaps", json=of(order, order["domains"][index]["domain"],
+                                          new_domain=new_name),
+                       headers={"Idempotency-Key": str(uuid.uuid4())})
+
+
+def order_naming(client: Any, workspace: str, name: str) -> Any:
+    return client.post("/orders", json={
+        "destination": {"workspace_id": workspace},
+        "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+        "domains": [{"domain": name, "suite": "suite_a"}],
+    }, headers={"Idempotency-Key": str(uuid.uuid4())})
 
 
 def test_concurrent_swaps_of_one_domain_one_is_accepted(service: RunningService) -> None:
@@ -60,21 +76,12 @@ def test_a_new_domain_is_held_by_its_swap_until_the_swap_ends(service: RunningSe
         first, second = completed_order(client), completed_order(client)
         assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
         service.wait_projections()
-        taken = client.post("/swaps", json=of(first, first["domains"][0]["domain"],
-                                               new_domain=name),
-                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        taken = swap_in(client, first, name)
         assert taken.status_code == 201, taken.text
         assert taken.json()["data"]["status"] == "action_required"  # open: never pointed
-        again = client.post("/swaps", json=of(second, second["domains"][0]["domain"],
-                                               new_domain=name),
-                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        again = swap_in(client, second, name)
         assert error_of(again, 409, "domain_already_in_active_order")["field"] == "new_domain"
-        workspace = first["destination"]["workspace_id"]
-        ordered = client.post("/orders", json={
-            "destination": {"workspace_id": workspace},
-            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
-            "domains": [{"domain": name, "suite": "suite_a"}],
-        }, headers={"Idempotency-Key": str(uuid.uuid4())})
+        ordered = order_naming(client, first["destination"]["workspace_id"], name)
         assert error_of(ordered, 409, "domain_already_in_active_order")
 
 
@@ -91,13 +98,9 @@ def test_two_live_swaps_cannot_buy_the_same_name(service_factory: ServiceFactory
                             headers={"Idempotency-Key": str(uuid.uuid4())}).json()["data"]
         order = wait_status(client, order["id"], "completed")
         before = client.get("/wallet").json()["data"]["balance_cents"]
-        first = client.post("/swaps", json=of(order, order["domains"][0]["domain"],
-                                               new_domain=name),
-                            headers={"Idempotency-Key": str(uuid.uuid4())})
+        first = swap_in(client, order, name)
         assert first.status_code == 201, first.text
-        second = client.post("/swaps", json=of(order, order["domains"][1]["domain"],
-                                                new_domain=name),
-                             headers={"Idempotency-Key": str(uuid.uuid4())})
+        second = swap_in(client, order, name, index=1)
         assert error_of(second, 409, "domain_already_in_active_order")["field"] == "new_domain"
         charged = before - client.get("/wallet").json()["data"]["balance_cents"]
         assert charged == first.json()["data"]["price_cents"] > 0
@@ -113,15 +116,9 @@ def test_a_completed_swap_no_longer_holds_its_new_domain(service: RunningService
         order = completed_order(client)
         assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
         service.wait_projections()
-        swapped = client.post("/swaps", json=of(order, order["domains"][0]["domain"],
-                                                 new_domain=name),
-                              headers={"Idempotency-Key": str(uuid.uuid4())})
+        swapped = swap_in(client, order, name)
         assert swapped.status_code == 201, swapped.text
         assert swapped.json()["data"]["status"] == "completed"
         service.wait_projections()
-        ordered = client.post("/orders", json={
-            "destination": {"workspace_id": order["destination"]["workspace_id"]},
-            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
-            "domains": [{"domain": name, "suite": "suite_a"}],
-        }, headers={"Idempotency-Key": str(uuid.uuid4())})
+        ordered = order_naming(client, order["destination"]["workspace_id"], name)
         assert ordered.status_code == 201, ordered.text
