@@ -7,12 +7,11 @@ partner saw, even if the sizing rule is later refined.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 
 ACTIVE = "active"
 ARCHIVED = "archived"
@@ -20,9 +19,7 @@ STATUSES = (ACTIVE, ARCHIVED)
 
 
 class Bundle(Aggregate):
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("bundle")
+    create_id = created_as("bundle")
 
     @event("Created")
     def __init__(

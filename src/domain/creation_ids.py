@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
 CREATION_IDS: ContextVar[Callable[[str], uuid.UUID] | None] = ContextVar(
     "creation_ids", default=None
@@ -22,3 +23,12 @@ def creation_id(kind: str) -> uuid.UUID:
     resources of one kind under a claim), random outside an idempotent request."""
     derive = CREATION_IDS.get()
     return derive(kind) if derive is not None else uuid.uuid4()
+
+
+def created_as(kind: str) -> Any:
+    """An aggregate class's `create_id` for resources of `kind`: `create_id = created_as(...)`."""
+
+    def create_id(*_: Any, **__: Any) -> uuid.UUID:
+        return creation_id(kind)
+
+    return staticmethod(create_id)

@@ -29,12 +29,11 @@ order (the worker does not advance it) until it is retried, reported done, or th
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 from domain.errors import DomainError
 
 IN_PROGRESS = "in_progress"
@@ -86,9 +85,7 @@ class Order(Aggregate):
     # None on orders that never had a swap.
     swap_claims: dict[str, str] | None = None
 
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("order")
+    create_id = created_as("order")
 
     @event("Placed")
     def __init__(

@@ -7,12 +7,11 @@ back. Sandbox reservations complete in the request; live ones in the pool worker
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 from domain.errors import DomainError
 
 IN_PROGRESS = "in_progress"
@@ -21,9 +20,7 @@ FAILED = "failed"
 
 
 class PoolReservation(Aggregate):
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("pool_reservation")
+    create_id = created_as("pool_reservation")
 
     @event("Requested")
     def __init__(

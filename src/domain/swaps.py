@@ -18,12 +18,11 @@ domain stays warm, still sending, for `PREMIUM_WARM_DAYS` and is detached then) 
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 from domain.errors import DomainError
 
 STANDARD = "standard"
@@ -53,9 +52,7 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 
 class Swap(Aggregate):
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("swap")
+    create_id = created_as("swap")
 
     @event("Created")
     def __init__(

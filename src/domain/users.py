@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
-
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 
 ACTIVE = "active"
 
 
 class User(Aggregate):
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("user")
+    create_id = created_as("user")
 
     @event("Created")
     def __init__(

@@ -6,21 +6,18 @@ once written, so the plain values must never be in one.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.creation_ids import creation_id
+from domain.creation_ids import created_as
 
 PROVIDERS = ("u", "i", "m", "w")
 ACTIVE = "active"
 
 
 class Workspace(Aggregate):
-    @staticmethod
-    def create_id(*_: Any, **__: Any) -> uuid.UUID:
-        return creation_id("workspace")
+    create_id = created_as("workspace")
 
     @event("Created")
     def __init__(

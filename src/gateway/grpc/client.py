@@ -150,10 +150,12 @@ def run_remote(settings: Settings, args: argparse.Namespace) -> dict[str, Any] |
 
 
 def _listening(settings: Settings) -> bool:
-    """Whether anything accepts connections on the gRPC port (a refused connection is
-    immediate; a server that accepts may then run the call)."""
+    """Whether anything accepts connections on the gRPC port. A refused connection answers at
+    once, where waiting for a gRPC channel to nothing would take the whole CONNECT_SECONDS on
+    every CLI command run without a server."""
+    address = (_local_host(settings), settings.grpc_port)
     try:
-        with socket.create_connection((_local_host(settings), settings.grpc_port), timeout=CONNECT_SECONDS):
+        with socket.create_connection(address, timeout=CONNECT_SECONDS):
             return True
     except OSError:
         return False
