@@ -3,8 +3,15 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from conftest import RunningService
+from domain.orders import Order
+from infra.clock import ManualClock
+from infra.ids import parse_id
 from pool_support import add, attach, conditions, pooled
+from services.pool_records import pool_domain_for
 from test_orders_sandbox import counts, error_of, new_workspace, place
 
 
@@ -58,3 +65,39 @@ def test_cancelling_an_order_takes_its_idle_domains_out_of_the_pool(
         available = client.get("/pool/domains", params={"condition": "available"}).json()
         assert not {row["domain"] for row in available["data"]} & set(names)
         error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
+
+
+def test_a_pool_add_that_raced_the_cancel_is_undone_when_the_cancel_finishes(
+    service_factory: Any,
+) -> None:
+    """An add checks the order without saving it, so it can land just after the cancel took
+    the order's domains out of the pool. The end of the grace window takes them out again."""
+    clock = ManualClock()
+    service = service_factory(clock=clock, cancel_grace_seconds=30)
+    with service.partner() as client:
+        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        name = order["domains"][0]["domain"]
+        assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
+        _add_as_if_checked_before_the_cancel(service, order, name)
+        service.wait_projections()
+        assert conditions(client).get(name) == "available"  # the race's leftover
+        clock.advance(31)
+        deadline = time.monotonic() + 30
+        while client.get(f"/orders/{order['id']}").json()["data"]["status"] != "cancelled":
+            assert time.monotonic() < deadline, "cancellation was not finalized"
+            time.sleep(0.02)
+        service.wait_projections()
+        assert name not in conditions(client)
+
+
+def _add_as_if_checked_before_the_cancel(
+    service: RunningService, order: dict[str, Any], name: str
+) -> None:
+    container = service.container
+    view = service.container.store.find(parse_id("ord", order["id"]), Order)
+    assert isinstance(view, Order)
+    pool = pool_domain_for(container, view.org_id, view.environment, name)
+    at = container.clock.now()
+    dom_id = order["domains"][0]["id"]
+    pool.add(dom_id=dom_id, order_id=order["id"], inbox_count=1, available_at=at, at=at)
+    container.store.save(pool)

@@ -237,11 +237,16 @@ def _leave_pool(container: Any, order: Order, at: float) -> list[Aggregate]:
 
 
 def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
-    """The grace window is over: release the domains and refund an unfinished order."""
+    """The grace window is over: release the domains and refund an unfinished order.
+
+    The pool is swept again here because a `POST /pool/add` checks the order without saving it:
+    one whose check ran just before the cancel was accepted saves its pool record just after
+    the cancel's own sweep, and that record must not outlive the order's inboxes."""
     refund = order.refundable_cents
+    left_pool = _leave_pool(container, order, at)
     released = [{**item, "status": "available", "inboxes": []} for item in order.domains]
     order.finalize_cancel(released, refund, at)
-    return _refund(container, order, refund, "cancelled", at)
+    return [*left_pool, *_refund(container, order, refund, "cancelled", at)]
 
 
 def load_action(container: Any, principal: Principal, action_id: str) -> PendingAction:
