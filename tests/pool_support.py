@@ -33,6 +33,34 @@ def attach(client: httpx.Client, workspace: str, quantity: int, **extra: Any) ->
     )
 
 
+def finished(client: httpx.Client, path: str, timeout: float = 30.0) -> dict[str, Any]:
+    """The job at `path` once it has left `in_progress` (pool attach and release are
+    asynchronous for sandbox keys too; the pool worker finishes them at once)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job: dict[str, Any] = client.get(path).json()["data"]
+        if job["status"] != "in_progress":
+            return job
+        assert time.monotonic() < deadline, f"{path} still in progress"
+        time.sleep(0.02)
+
+
+def attached(client: httpx.Client, workspace: str, quantity: int, **extra: Any) -> dict[str, Any]:
+    """A sandbox attach followed to its end."""
+    response = attach(client, workspace, quantity, **extra)
+    assert response.status_code == 202, response.text
+    assert response.json()["data"]["status"] == "in_progress"
+    return finished(client, f"/pool/reservations/{response.json()['data']['id']}")
+
+
+def released(client: httpx.Client, *names: str) -> dict[str, Any]:
+    """A sandbox release followed to its end."""
+    response = client.post("/pool/release", json={"domains": list(names)})
+    assert response.status_code == 202, response.text
+    assert response.json()["data"]["status"] == "in_progress"
+    return finished(client, f"/pool/releases/{response.json()['data']['id']}")
+
+
 def pooled(client: httpx.Client, count: int) -> list[str]:
     """`count` domains in the pool (sandbox: available at once)."""
     names = ordered_domains(client, a=count)

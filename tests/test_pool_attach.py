@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from conftest import RunningService
-from pool_support import add, attach, conditions, ordered_domains, pooled
+from pool_support import (
+    add,
+    attach,
+    attached,
+    conditions,
+    finished,
+    ordered_domains,
+    pooled,
+    released,
+)
 from test_orders_sandbox import error_of, new_workspace
 
 
@@ -36,9 +45,7 @@ def test_attach_takes_the_exact_quantity_or_changes_nothing(service: RunningServ
         error = error_of(attach(client, workspace, 4), 409, "insufficient_inventory")
         assert error["details"] == {"requested": 4, "available": 3}
         assert set(conditions(client).values()) == {"available"}
-        response = attach(client, workspace, 2)
-        assert response.status_code == 202, response.text
-        reservation = response.json()["data"]
+        reservation = attached(client, workspace, 2)
         assert reservation["id"].startswith("pcl_")
         assert reservation["status"] == "completed" and reservation["quantity"] == 2
         taken = {d["domain"] for d in reservation["domains"]}
@@ -66,6 +73,7 @@ def test_attach_with_an_idempotency_key_is_safe_to_retry(service: RunningService
         assert first.status_code == again.status_code == 202, again.text
         assert again.headers["Idempotent-Replayed"] == "true"
         assert again.json() == first.json()
+        finished(client, f"/pool/reservations/{first.json()['data']['id']}")
         assert sorted(conditions(client).values()) == ["assigned", "available"]
 
 
@@ -88,22 +96,20 @@ def test_attach_body_and_target_rules(service: RunningService) -> None:
         assert error["field"] == "workspace_id"
         assert set(conditions(client).values()) == {"available"}
         with_login = new_workspace(client, "m", label="Main", email="a@b.co", password="pw-123456")
-        assert attach(client, with_login, 1).json()["data"]["status"] == "completed"
+        assert attached(client, with_login, 1)["status"] == "completed"
 
 
 def test_release_returns_domains_to_the_pool(service: RunningService) -> None:
     with service.partner() as client:
         names = pooled(client, 2)
         workspace = new_workspace(client)
-        reservation = attach(client, workspace, 1).json()["data"]
+        reservation = attached(client, workspace, 1)
         taken = reservation["domains"][0]["domain"]
         free = next(n for n in names if n != taken)
         refused = error_of(client.post("/pool/release", json={"domains": [taken, free]}), 409,
                            "pool_state_conflict")
         assert refused["details"]["domains"] == [{"domain": free, "condition": "available"}]
-        response = client.post("/pool/release", json={"domains": [taken]})
-        assert response.status_code == 202, response.text
-        release = response.json()["data"]
+        release = released(client, taken)
         assert release["id"].startswith("prl_") and release["status"] == "completed"
         assert client.get(f"/pool/releases/{release['id']}").json()["data"] == release
         assert conditions(client) == {taken: "available", free: "available"}
@@ -126,8 +132,8 @@ def test_pool_list_pages(service: RunningService) -> None:
 def test_pool_events(service: RunningService) -> None:
     with service.partner() as client:
         names = pooled(client, 2)
-        reservation = attach(client, new_workspace(client), 1).json()["data"]
-        client.post("/pool/release", json={"domains": [reservation["domains"][0]["domain"]]})
+        reservation = attached(client, new_workspace(client), 1)
+        released(client, reservation["domains"][0]["domain"])
         client.post("/pool/remove", json={"domains": names})
         service.wait_projections()
         events = client.get("/events", params={"per_page": 100}).json()["data"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import RunningService
-from pool_support import add, attach, conditions, ordered_domains, pooled
+from pool_support import add, attached, conditions, ordered_domains, pooled
 from test_orders_sandbox import error_of, new_workspace
 
 from audit.replay import replay
@@ -53,7 +53,7 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
     with service.partner() as client:
         names = pooled(client, 2)
         workspace = new_workspace(client)
-        reservation = attach(client, workspace, 1).json()["data"]
+        reservation = attached(client, workspace, 1)
         burned = reservation["domains"][0]["domain"]
         spare = next(n for n in names if n != burned)
         job = burn(service, burned)
@@ -98,7 +98,7 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
 def test_pool_read_models_replay_identically(service: RunningService) -> None:
     with service.partner() as client:
         names = pooled(client, 3)
-        reservation = attach(client, new_workspace(client), 1).json()["data"]
+        reservation = attached(client, new_workspace(client), 1)
         burn(service, reservation["domains"][0]["domain"])
         client.post("/pool/remove", json={"domains": names})
     service.wait_projections()

@@ -7,7 +7,7 @@ from collections import Counter
 
 import httpx
 from conftest import RunningService
-from pool_support import attach, conditions, pooled
+from pool_support import attach, conditions, finished, pooled
 from test_orders_sandbox import new_workspace
 
 
@@ -39,8 +39,11 @@ def test_twenty_concurrent_attaches_share_ten_domains_exactly(service: RunningSe
         r.json()["data"]["status"] if r.status_code == 202 else r.json()["error"]["code"]
         for r in results
     )
-    assert outcomes == {"completed": 10, "insufficient_inventory": 10}, outcomes
+    assert outcomes == {"in_progress": 10, "insufficient_inventory": 10}, outcomes
     taken = [r.json()["data"]["domains"][0]["domain"] for r in results if r.status_code == 202]
     assert sorted(taken) == sorted(names)
     with service.client(secret) as client:
+        for response in results:
+            if response.status_code == 202:
+                finished(client, f"/pool/reservations/{response.json()['data']['id']}")
         assert Counter(conditions(client).values()) == {"assigned": 10}

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from conftest import RunningService, ServiceFactory
-from pool_support import add, attach, conditions, live_ordered_domains, pooled, remove, wait_for
+from pool_support import (
+    add,
+    attach,
+    attached,
+    conditions,
+    live_ordered_domains,
+    pooled,
+    remove,
+    wait_for,
+)
 from test_orders_sandbox import error_of, new_workspace
 
 from infra.clock import ManualClock
@@ -76,7 +85,7 @@ def test_rule_1_available_warming_and_idle_quarantined_are_removed(
 def test_rule_2_any_linked_domain_fails_the_whole_request(service: RunningService) -> None:
     with service.partner() as client:
         names = pooled(client, 2)
-        reservation = attach(client, new_workspace(client), 1).json()["data"]
+        reservation = attached(client, new_workspace(client), 1)
         assigned = reservation["domains"][0]["domain"]
         free = next(n for n in names if n != assigned)
         error = error_of(remove(client, free, assigned), 409, "pool_domains_linked")

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import msgspec
 from conftest import RunningService
-from pool_support import attach, pooled
+from pool_support import attach, finished, pooled
 from test_orders_sandbox import counts, new_workspace, place
 from test_pool_burned import burn
 from test_wallet_purchase import credit
@@ -142,11 +142,13 @@ def test_pool_answers_its_documented_shape(service: RunningService) -> None:
         decoded(client.get("/pool/domains"), 200, PoolDomainPage, PoolDomainOut)
         reserved = attach(client, new_workspace(client), 2)
         reservation = decoded(reserved, 202, ReservationResponse, ReservationOut)
+        reservation = finished(client, f"/pool/reservations/{reservation['id']}")
         shown = client.get(f"/pool/reservations/{reservation['id']}")
         assert decoded(shown, 200, ReservationResponse, ReservationOut) == reservation
         taken = [d["domain"] for d in reservation["domains"]]
         released = client.post("/pool/release", json={"domains": [taken[0]]})
         release = decoded(released, 202, ReleaseResponse, ReleaseOut)
+        finished(client, f"/pool/releases/{release['id']}")
         decoded(client.get(f"/pool/releases/{release['id']}"), 200, ReleaseResponse, ReleaseOut)
         job = burn(service, taken[1])
         shown = client.get(f"/pool/burned_domain_jobs/{job['id']}")

@@ -4,7 +4,7 @@ workspace, else the domain leaves the pool together with its order, on both stor
 from __future__ import annotations
 
 from conftest import RunningService
-from pool_support import attach, conditions, pooled
+from pool_support import attach, attached, conditions, pooled, released
 from test_orders_sandbox import error_of, new_workspace
 from test_swaps import of, swap
 
@@ -13,7 +13,7 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
     with service.partner() as client:
         names = pooled(client, 2)
         order = {"id": client.get("/pool/domains").json()["data"][0]["order_id"]}
-        reservation = attach(client, new_workspace(client), 1).json()["data"]
+        reservation = attached(client, new_workspace(client), 1)
         [linked] = [d["domain"] for d in reservation["domains"]]
         [free] = [name for name in names if name != linked]
 
@@ -31,8 +31,7 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
         assert [e["data"]["domain"] for e in removed] == [free]
 
         # Released from the pool first, the linked one can be swapped too.
-        released = client.post("/pool/release", json={"domains": [linked]})
-        assert released.status_code == 202, released.text
+        assert released(client, linked)["status"] == "completed"
         assert conditions(client) == {linked: "available"}
         again = swap(client, of(order, linked))
         assert again.status_code == 201, again.text

@@ -1,5 +1,5 @@
 """The pool as read models: `pool_domains` (GET /pool/domains, attach candidates) and
-`pool_jobs` (the pool worker's to-do list of live reservations and releases in progress).
+`pool_jobs` (the pool worker's to-do list of reservations and releases in progress).
 
 A pool domain's row keeps the position of its first appearance, so pages stay stable while
 domains change condition. Warm-up and quarantine end on the clock, so the stored condition is
@@ -119,10 +119,11 @@ def condition_clause(condition: str, now: float) -> tuple[str, Any]:
 
 
 def due_jobs(cur: Any, before: float, limit: int = 50) -> list[str]:
-    """Ids of live reservations and releases in progress created at or before `before`."""
+    """Ids of reservations and releases in progress: sandbox ones at once, live ones created at
+    or before `before`."""
     rows = cur.execute(
-        "SELECT id FROM pool_jobs WHERE status = 'in_progress' AND created_at <= ? "
-        "ORDER BY position LIMIT ?",
-        (before, limit),
+        "SELECT id FROM pool_jobs WHERE status = 'in_progress' "
+        "AND (created_at <= ? OR tenant LIKE ?) ORDER BY position LIMIT ?",
+        (before, "%:test", limit),
     ).fetchall()
     return [row["id"] for row in rows]

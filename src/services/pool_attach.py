@@ -6,8 +6,9 @@ clients) or refuses with 409 `insufficient_inventory` and no pool change (`quant
 without a saved login pair is refused (400 `provider_login_credentials_required`) before any
 domain is reserved. The reservation answers `in_progress` with its domains `reserved`, and
 stays so until final success (`completed`, domains `assigned`) or failure (`failed`, domains
-back to `available`). Sandbox keys finish in the request; live keys in the pool worker, one
-`PARTNER_API_FULFILLMENT_STEP_SECONDS` later on the clock.
+back to `available`). Both are asynchronous (spec 1, 3) for every key: the pool worker finishes
+a sandbox job as soon as it sees it, a live one a `PARTNER_API_FULFILLMENT_STEP_SECONDS` later
+on the clock.
 
 Concurrency: the reservation and the reserved domains are saved in one transaction, each
 domain at the version it was read; when another attach saved one of them first the store
@@ -17,8 +18,7 @@ for the last domains never both succeed.
 Release (`domains`: 1..25 names, each `assigned` to the caller, else 409
 `pool_state_conflict` listing them) moves the domains to `releasing`; when it completes they
 rest `idle_quarantined` for `live_rest_seconds` (as long as a new domain warms up; sandbox:
-none) and then count
-as `available` again.
+none) and then count as `available` again.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     workspace_id, client_id = body["workspace_id"], body.get("client_id")
     workspace = load_workspace(container, principal.org_id, principal.environment, workspace_id)
     _check_target(workspace, client_id)
-    sandbox = principal.environment != "live"
 
     def run() -> dict[str, Any]:
         if (earlier := created_before(container, "pool_reservation", PoolReservation)) is not None:
@@ -105,8 +104,6 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
             domain.reserve(
                 reservation_id=reservation_id, workspace_id=workspace_id, client_id=client_id, at=at
             )
-        if sandbox:
-            _finish_reservation(reservation, chosen, at)
         save_and_wait(container, reservation, *chosen)
         return reservation_view(reservation)
 
@@ -151,7 +148,6 @@ def complete_reservation(container: Any, reservation_id: str) -> None:
 
 def release(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
     names = pool_names(sent)
-    sandbox = principal.environment != "live"
 
     def run() -> dict[str, Any]:
         at = container.clock.now()
@@ -181,8 +177,6 @@ def release(container: Any, principal: Principal, sent: list[str]) -> dict[str, 
         release_id = public_id("prl", job.id)
         for domain in domains:
             domain.start_release(release_id, at)
-        if sandbox:
-            _finish_release(job, domains, at, quarantine=0)
         save_and_wait(container, job, *domains)
         return release_view(job)
 
@@ -208,7 +202,8 @@ def complete_release(container: Any, release_id: str) -> None:
             find_pool_domain(container, job.org_id, job.environment, d["domain"])
             for d in job.domains
         ]
-        _finish_release(job, domains, container.clock.now(), live_rest_seconds(container))
+        quarantine = live_rest_seconds(container) if job.environment == "live" else 0
+        _finish_release(job, domains, container.clock.now(), quarantine)
         container.store.save(job, *[d for d in domains if d is not None])
 
     retry_conflicts(run)
@@ -218,6 +213,7 @@ def load_reservation(container: Any, principal: Principal, reservation_id: str) 
     found = container.store.find(parse_id("pcl", reservation_id), PoolReservation)
     if not isinstance(found, PoolReservation) or found.tenant != principal.tenant:
         raise NotFound("pool reservation")
+    _wait_for_pool_list(container)
     return reservation_view(found)
 
 
@@ -225,4 +221,14 @@ def load_release(container: Any, principal: Principal, release_id: str) -> dict[
     found = container.store.find(parse_id("prl", release_id), PoolRelease)
     if not isinstance(found, PoolRelease) or found.tenant != principal.tenant:
         raise NotFound("pool release")
+    _wait_for_pool_list(container)
     return release_view(found)
+
+
+def _wait_for_pool_list(container: Any) -> None:
+    """A job is read from its aggregate, its domains' conditions from the pool list (a read
+    model): once a partner sees the job finished, `GET /pool/domains` shows it too. The worker
+    saves without waiting, so the answer waits (bounded) for the read models to reach what was
+    stored when the job was read."""
+    head = container.store.recorder.max_notification_id() or 0
+    container.read_models.wait_for(head)

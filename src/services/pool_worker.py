@@ -1,5 +1,6 @@
-"""The pool worker role: finishes live pool reservations (`pcl_`) and releases (`prl_`) one
-`PARTNER_API_FULFILLMENT_STEP_SECONDS` after they were requested, on the injected clock.
+"""The pool worker role: finishes pool reservations (`pcl_`) and releases (`prl_`): sandbox ones
+as soon as it sees them, live ones one `PARTNER_API_FULFILLMENT_STEP_SECONDS` after they were
+requested, on the injected clock.
 
 Its to-do list is the `pool_jobs` read model; each pass loads the job, decides and saves with
 the aggregates' version checks, so several workers (or a restarted one) finish a job once.
