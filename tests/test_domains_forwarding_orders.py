@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import RunningService, ServiceFactory
-from test_domains_inventory import domains, order
+from test_domains_inventory import domains, forward, order
 from test_orders_live import wait_status
 from test_wallet_purchase import buy, credit
 from webhook_receiver import wait_until
@@ -15,12 +15,7 @@ def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService)
         client.post("/domains/import", json={"domains": ["fwo-imported.com"]})
         names = [d["domain"] for d in placed["domains"]]
         url = "https://after.example/"
-        response = client.post(
-            "/domains/forwarding",
-            json={"domains": [*names, "fwo-imported.com"], "forwarding_url": url},
-        )
-        assert response.status_code == 201, response.text
-        job = response.json()["data"]
+        _, job = forward(client, [*names, "fwo-imported.com"], url)
         assert job["status"] == "completed" and job["pending"] == []
         assert sorted(job["completed"]) == sorted([*names, "fwo-imported.com"])
 
@@ -33,6 +28,7 @@ def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService)
         on_order = client.get(f"/orders/{placed['id']}").json()["data"]["domains"]
         assert {d["forwarding_url"] for d in on_order} == {url}
 
+        service.wait_projections()
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert sorted(e["data"]["domain"] for e in updated["data"]) == sorted(
             [*names, "fwo-imported.com"]
@@ -43,6 +39,8 @@ def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService)
             "/domains/forwarding", json={"domains": names, "forwarding_url": url}
         ).json()["data"]
         assert sorted(again["completed"]) == sorted(names) and again["pending"] == []
+        assert again["status"] == "completed"
+        service.wait_projections()
         repeat = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert len(repeat["data"]) == len(names) + 1
 
@@ -79,19 +77,16 @@ def test_live_forwarding_applies_to_a_purchased_domain(service_factory: ServiceF
 
 def test_a_domain_swapped_in_keeps_its_own_forwarding(service: RunningService) -> None:
     """The order's item and the domain row agree (spec 2.4 `forwarding_url` on connected rows)."""
-    from test_swaps import completed_order, of, swap
+    from test_swaps import completed_order, of, settled, swap
 
     with service.partner() as client:
         placed = completed_order(client)
         assert client.post("/domains/import", json={"domains": ["fwo-swapin.com"]}).status_code == 201
         url = "https://own.example/"
-        moved = client.post(
-            "/domains/forwarding", json={"domains": ["fwo-swapin.com"], "forwarding_url": url}
-        )
-        assert moved.status_code == 201, moved.text
+        forward(client, ["fwo-swapin.com"], url)
         service.wait_projections()
         done = swap(client, of(placed, placed["domains"][0]["domain"], new_domain="fwo-swapin.com"))
-        assert done.status_code == 201, done.text
+        assert settled(client, done)["status"] == "completed"
         (item,) = client.get(f"/orders/{placed['id']}").json()["data"]["domains"]
         (row,) = domains(client, domain="fwo-swapin.com")
         assert item["domain"] == "fwo-swapin.com"

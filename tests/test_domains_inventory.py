@@ -38,6 +38,20 @@ def domains(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def forward(
+    client: httpx.Client, names: list[str], url: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`POST /domains/forwarding`: the job as accepted, and as the domain worker leaves it
+    (asynchronous for sandbox keys too)."""
+    response = client.post("/domains/forwarding", json={"domains": names, "forwarding_url": url})
+    assert response.status_code == 201, response.text
+    accepted: dict[str, Any] = response.json()["data"]
+    path = f"/domains/forwarding/jobs/{accepted['id']}"
+    done = wait_for(lambda: (job := client.get(path).json()["data"])["status"] != "in_progress"
+                    and job)
+    return accepted, done
+
+
 def wait_for(check: Any) -> Any:
     deadline = time.monotonic() + 30
     while not (result := check()) and time.monotonic() < deadline:
@@ -80,29 +94,26 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
     with service.partner() as client:
         client.post("/domains/import", json={"domains": ["fw1.com", "fw2.com"]})
         url = "https://landing.example/"
-        response = client.post(
-            "/domains/forwarding", json={"domains": ["fw1.com"], "forwarding_url": url}
-        )
-        assert response.status_code == 201, response.text
-        job = response.json()["data"]
-        assert job["id"].startswith("fwj_") and job["status"] == "completed"
+        accepted, job = forward(client, ["fw1.com"], url)
+        assert accepted["id"].startswith("fwj_") and accepted["status"] == "in_progress"
+        assert accepted["completed"] == [] and accepted["pending"] == ["fw1.com"]
+        assert job["status"] == "completed"
         assert job["completed"] == ["fw1.com"] and job["pending"] == []
         assert domains(client, domain="fw1.com")[0]["forwarding_url"] == url
         assert client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"] == job
 
-        again = client.post(
-            "/domains/forwarding", json={"domains": ["fw1.com", "fw2.com"], "forwarding_url": url}
-        ).json()["data"]
+        # Decisions 3: `completed` at acceptance lists only the already-correct domains.
+        accepted, again = forward(client, ["fw1.com", "fw2.com"], url)
+        assert (accepted["completed"], accepted["pending"]) == (["fw1.com"], ["fw2.com"])
         assert again["completed"] == ["fw1.com", "fw2.com"]
+        service.wait_projections()
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert sorted(e["data"]["domain"] for e in updated["data"]) == ["fw1.com", "fw2.com"]
         assert {e["data"]["status"] for e in updated["data"]} == {"completed"}
 
-        bad = client.post(
-            "/domains/forwarding",
-            json={"domains": ["fw1.com"], "forwarding_url": "https://nowhere.invalid/"},
-        ).json()["data"]
+        _, bad = forward(client, ["fw1.com"], "https://nowhere.invalid/")
         assert bad["status"] == "failed" and bad["failed"] == ["fw1.com"]
+        service.wait_projections()
         assert domains(client, domain="fw1.com")[0]["forwarding_url"] == url
         failed = client.get("/events", params={"type": "domain.forwarding_failed"}).json()["data"]
         assert [e["data"]["domain"] for e in failed] == ["fw1.com"]

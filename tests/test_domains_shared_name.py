@@ -11,6 +11,7 @@ from conftest import RunningService, ServiceFactory
 from test_domains_inventory import domains
 from test_orders_codes_events import advance_until
 from test_orders_sandbox import counts, new_workspace, place
+from test_swaps import settled
 
 from infra.clock import ManualClock
 
@@ -78,8 +79,7 @@ def test_swapping_a_shared_name_off_one_order_leaves_it_with_the_other(
         swap = client.post(
             "/swaps", json={"order_id": swapped_from, "domain": name, "type": "standard"}
         )
-        assert swap.status_code == 201, swap.text
-        assert swap.json()["data"]["status"] == "completed"
+        assert settled(client, swap)["status"] == "completed"
         service.wait_projections()
         (row,) = domains(client, domain=name)
         assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", kept)

@@ -21,6 +21,8 @@ import httpx
 import pytest
 from conftest import RunningService, ServiceFactory, free_port
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from test_swaps import settled
+from webhook_receiver import wait_until
 
 from infra.nats_server import EmbeddedNats
 from infra.settings import host_port
@@ -54,11 +56,13 @@ def test_cli_replay_is_identical_after_forwarding_a_domain_a_swap_detached(
     order = _sandbox_order(partner)
     old = order["domains"][0]["domain"]
     swap = partner.post("/swaps", json={"order_id": order["id"], "domain": old, "type": "standard"})
-    assert swap.status_code == 201 and swap.json()["data"]["status"] == "completed", swap.text
+    assert settled(partner, swap)["status"] == "completed"
     forwarding = partner.post(
         "/domains/forwarding", json={"domains": [old], "forwarding_url": "https://example.com"}
     )
-    assert forwarding.json()["data"]["status"] == "completed", forwarding.text
+    assert forwarding.status_code == 201, forwarding.text
+    job = f"/domains/forwarding/jobs/{forwarding.json()['data']['id']}"
+    wait_until(lambda: partner.get(job).json()["data"]["status"] == "completed")
     service.wait_projections()
     env = {**os.environ, **service_env, "PARTNER_API_GRPC_PORT": "1"}
     done = subprocess.run(

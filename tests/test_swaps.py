@@ -66,6 +66,14 @@ def wait_swap(
     return result
 
 
+def settled(client: httpx.Client, response: httpx.Response) -> dict[str, Any]:
+    """A sandbox swap, accepted as `created`, followed to the state the worker leaves it in."""
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()["data"]
+    assert created["status"] == "created", created
+    return wait_swap(client, created["id"], lambda s: s["status"] not in ("created", "in_progress"))
+
+
 def swap_event_names(service: RunningService, swap_id: str) -> list[str]:
     events = service.container.store.recorder.select_events(parse_id("swp", swap_id))
     return [e.topic.rsplit(".", 1)[-1] for e in events]
@@ -75,9 +83,7 @@ def test_standard_swap_in_sandbox_replaces_the_domain(service: RunningService) -
     with service.partner() as client:
         order = completed_order(client)
         old = order["domains"][0]
-        response = swap(client, of(order, old["domain"]))
-        assert response.status_code == 201, response.text
-        done = response.json()["data"]
+        done = settled(client, swap(client, of(order, old["domain"])))
         assert done["id"].startswith("swp_") and done["status"] == "completed"
         assert done["type"] == "standard" and done["old_domain_status"] == "detached"
         assert done["old_domain_detached_at"] == done["completed_at"] is not None
@@ -116,7 +122,7 @@ def test_premium_swap_keeps_the_old_domain_warm_for_14_days(
     with service.partner() as client:
         order = completed_order(client)
         old = order["domains"][0]["domain"]
-        done = swap(client, of(order, old, "premium", new_domain="fresh-name.com")).json()["data"]
+        done = settled(client, swap(client, of(order, old, "premium", new_domain="fresh-name.com")))
         assert done["status"] == "completed" and done["new_domain"] == "fresh-name.com"
         assert done["new_domain_source"] == "purchase" and done["old_domain_status"] == "warm"
         view = client.get(f"/orders/{order['id']}").json()["data"]
@@ -145,9 +151,7 @@ def test_user_names_renames_the_personas_of_a_warm_domain(service: RunningServic
         order = completed_order(client)
         domain = order["domains"][0]
         personas = [{"first_name": "Cy", "last_name": "Dunn"}]
-        response = rename(client, domain["domain"], personas)
-        assert response.status_code == 201, response.text
-        done = response.json()["data"]
+        done = settled(client, rename(client, domain["domain"], personas))
         assert done["type"] == "user_names" and done["status"] == "completed"
         assert done["domain"] == domain["domain"] and done["new_domain"] is None
         view = client.get(f"/orders/{order['id']}").json()["data"]
@@ -228,12 +232,12 @@ def test_failed_swap_and_swap_waiting_on_nameservers(service_factory: ServiceFac
     with service.partner() as client:
         order = completed_order(client, a=2)
         first, second = (d["domain"] for d in order["domains"])
-        failed = swap(client, of(order, first, new_domain="mailfail-new.com")).json()["data"]
+        failed = settled(client, swap(client, of(order, first, new_domain="mailfail-new.com")))
         assert failed["status"] == "failed" and "mailfail-new.com" in failed["reason"]
         assert order_domains(client, order["id"]) == {first, second}
         imported = client.post("/domains/import", json={"domains": ["nsslow-new.com"]})
         assert imported.status_code == 201, imported.text
-        waiting = swap(client, of(order, second, new_domain="nsslow-new.com")).json()["data"]
+        waiting = settled(client, swap(client, of(order, second, new_domain="nsslow-new.com")))
         assert waiting["status"] == "action_required" and "nameservers" in waiting["reason"]
         clock.advance(61)
         done = wait_swap(client, waiting["id"], lambda s: s["status"] == "completed")

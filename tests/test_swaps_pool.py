@@ -6,7 +6,7 @@ from __future__ import annotations
 from conftest import RunningService
 from pool_support import attach, attached, conditions, pooled, released
 from test_orders_sandbox import error_of, new_workspace
-from test_swaps import of, swap
+from test_swaps import of, settled, swap
 
 
 def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningService) -> None:
@@ -22,9 +22,7 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
         assert refused["details"]["domains"] == [{"domain": linked, "condition": "assigned"}]
         assert conditions(client) == {linked: "assigned", free: "available"}
 
-        done = swap(client, of(order, free))
-        assert done.status_code == 201, done.text
-        assert done.json()["data"]["status"] == "completed"
+        assert settled(client, swap(client, of(order, free)))["status"] == "completed"
         assert conditions(client) == {linked: "assigned"}
         service.wait_projections()
         removed = client.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
@@ -33,8 +31,7 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
         # Released from the pool first, the linked one can be swapped too.
         assert released(client, linked)["status"] == "completed"
         assert conditions(client) == {linked: "available"}
-        again = swap(client, of(order, linked))
-        assert again.status_code == 201, again.text
+        assert settled(client, swap(client, of(order, linked)))["status"] == "completed"
         assert conditions(client) == {}
         # Gone from the pool, the old domains cannot be attached any more.
         error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")

@@ -1,5 +1,5 @@
-"""The swap worker role (`swaps`): moves live swaps one step per
-`PARTNER_API_FULFILLMENT_STEP_SECONDS`, re-checks swaps waiting on the partner, and detaches a
+"""The swap worker role (`swaps`): runs sandbox swaps as soon as it sees them, moves live swaps
+one step per `PARTNER_API_FULFILLMENT_STEP_SECONDS`, re-checks swaps waiting on the partner, and detaches a
 premium swap's old domain when its warm period ends, all on the injected clock.
 
 Its to-do list is the `swaps` read model; each move loads, decides and saves with the

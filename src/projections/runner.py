@@ -78,6 +78,12 @@ class ReadModels:
     def catch_up(self) -> None:
         self.follower.catch_up()
 
+    def wait_for_stored(self, recorder: Any) -> bool:
+        """Wait until the read models show everything stored so far: for an answer read from
+        an aggregate a worker saved (without waiting), whose effects a partner will next look
+        for in a list."""
+        return self.wait_for(recorder.max_notification_id() or 0)
+
     def wait_for(self, notification_id: int, timeout: float = READ_YOUR_WRITES_SECONDS) -> bool:
         """Read-your-writes: wait until every read model has applied this notification."""
         if self.running_here:

@@ -72,10 +72,10 @@ class SwapList(ReadModel):
 
 
 def due_swaps(cur: Any, now: float, step_seconds: float, limit: int = 50) -> list[str]:
-    """Live swaps whose last move is at least one step old."""
+    """Sandbox swaps not yet run, and live swaps whose last move is at least one step old."""
     rows = cur.execute(
-        "SELECT id FROM swaps WHERE environment = 'live' AND status IN ('created', 'in_progress') "
-        "AND updated_at <= ? ORDER BY updated_at LIMIT ?",
+        "SELECT id FROM swaps WHERE status IN ('created', 'in_progress') "
+        "AND (environment = 'test' OR updated_at <= ?) ORDER BY updated_at LIMIT ?",
         (now - step_seconds, limit),
     ).fetchall()
     return [str(r["id"]) for r in rows]

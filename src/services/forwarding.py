@@ -2,8 +2,9 @@
 
 Every domain must be in the tenant's inventory (owned or on an order), else 409
 `domain_not_imported` naming it. Domains already forwarding to the URL come back in
-`completed`; the rest are `pending` on a new `fwj_` job. Sandbox jobs finish in the request;
-live jobs are finished by the domain worker. A target that does not resolve (host ending in
+`completed`; the rest are `pending` on a new `fwj_` job, which the domain worker finishes
+(for every key: the job is asynchronous, and `completed` at acceptance means already correct,
+never just changed). A target that does not resolve (host ending in
 `.invalid`) fails the job: `domain.forwarding_failed` per domain, else
 `domain.forwarding_updated` per domain changed (one per domain, from the job's own event).
 
@@ -65,24 +66,16 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
         target = completed if row["forwarding_url"] == url else pending
         target.append({"id": row["id"], "domain": name})
 
-    def accept() -> dict[str, Any]:
-        # A sandbox job finishes in this save; an order changed since it was read (a swap, the
-        # worker) refuses the save and the job is decided again on fresh state.
-        job = ForwardingJob(
-            org_id=principal.org_id,
-            environment=principal.environment,
-            forwarding_url=url,
-            completed=completed,
-            pending=pending,
-            created_at=container.clock.now(),
-        )
-        aggregates: list[Aggregate] = [job]
-        if principal.environment == "test":
-            aggregates += _finish(container, job)
-        _save(container, *aggregates)
-        return forwarding_view(job)
-
-    return retry_conflicts(accept)
+    job = ForwardingJob(
+        org_id=principal.org_id,
+        environment=principal.environment,
+        forwarding_url=url,
+        completed=completed,
+        pending=pending,
+        created_at=container.clock.now(),
+    )
+    _save(container, job)
+    return forwarding_view(job)
 
 
 def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
@@ -157,4 +150,5 @@ def load_job(container: Any, principal: Principal, job_id: str) -> dict[str, Any
     found = container.store.find(parse_id("fwj", job_id), ForwardingJob)
     if not isinstance(found, ForwardingJob) or found.tenant != principal.tenant:
         raise NotFound("forwarding job")
+    container.read_models.wait_for_stored(container.store.recorder)  # its domains, listed
     return forwarding_view(found)

@@ -213,7 +213,7 @@ def load_reservation(container: Any, principal: Principal, reservation_id: str) 
     found = container.store.find(parse_id("pcl", reservation_id), PoolReservation)
     if not isinstance(found, PoolReservation) or found.tenant != principal.tenant:
         raise NotFound("pool reservation")
-    _wait_for_pool_list(container)
+    container.read_models.wait_for_stored(container.store.recorder)  # its domains, listed
     return reservation_view(found)
 
 
@@ -221,14 +221,5 @@ def load_release(container: Any, principal: Principal, release_id: str) -> dict[
     found = container.store.find(parse_id("prl", release_id), PoolRelease)
     if not isinstance(found, PoolRelease) or found.tenant != principal.tenant:
         raise NotFound("pool release")
-    _wait_for_pool_list(container)
+    container.read_models.wait_for_stored(container.store.recorder)
     return release_view(found)
-
-
-def _wait_for_pool_list(container: Any) -> None:
-    """A job is read from its aggregate, its domains' conditions from the pool list (a read
-    model): once a partner sees the job finished, `GET /pool/domains` shows it too. The worker
-    saves without waiting, so the answer waits (bounded) for the read models to reach what was
-    stored when the job was read."""
-    head = container.store.recorder.max_notification_id() or 0
-    container.read_models.wait_for(head)

@@ -138,8 +138,10 @@ class SwapsController(Controller):
             f"old domain at completion, a `premium` one keeps it warm for {PREMIUM_WARM_DAYS} "
             "days, then detaches it. Once completed, the order shows the new domain in place of "
             "the old one (`warm_domains` lists a premium swap's old domain until detached). "
-            "Sandbox keys complete at once; live keys are charged for a bought domain (402 "
-            "`insufficient_funds`) and provisioned step by step.\n\n"
+            "The swap answers `created` and goes on asynchronously (`GET /swaps/{id}`, "
+            "`swap.*` webhooks): sandbox keys complete within moments, with no charge; live "
+            "keys are charged for a bought domain (402 `insufficient_funds`) and provisioned "
+            "step by step.\n\n"
             + (SWAP_RULES or "")
             + "\n"
             + (SWAP_STEPS_RULES or "")
