@@ -99,8 +99,11 @@ def test_tenancy_and_permissions(service: RunningService) -> None:
     with service.client(service.new_key(org, "live")) as live, service.partner() as stranger:
         for client in (live, stranger):
             _error(client.get(f"/users/{user['id']}"), 404, "not_found", None)
-            _error(client.post("/users", json=_user_body(wrk)), 404, "not_found", "workspace_id")
             assert client.get("/users").json()["data"] == []
+        # The organization's own sandbox workspace is not a live one (test_workspaces.py).
+        _error(live.post("/users", json=_user_body(wrk)), 409, "workspace_promotion_required",
+               "workspace_id")
+        _error(stranger.post("/users", json=_user_body(wrk)), 404, "not_found", "workspace_id")
     for preset in ("read", "limited"):
         with service.client(service.new_key(org, "test", preset)) as client:
             _error(client.post("/users", json=_user_body(wrk)), 403, "forbidden", None)

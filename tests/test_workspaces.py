@@ -269,3 +269,53 @@ def test_list_pages(service: RunningService) -> None:
         assert rest["links"]["next"] is None
         _error(client.get("/workspaces", params={"provider": "z"}), 400, "invalid_request",
                "provider")
+
+
+def test_kind_w_credentials_for_another_remote_workspace_are_a_conflict(
+    service: RunningService,
+) -> None:
+    """Replacing credentials must not move the routing target of orders already placed."""
+    with service.partner() as client:
+        wrk = _create(client, kind_w()).json()["data"]
+        path = f"/workspaces/{wrk['workspace_id']}"
+        moved = kind_w(workspace_id="remote-88")["credentials"]
+        _error(client.patch(path, json={"credentials": moved}), 409,
+               "workspace_credentials_conflict", "credentials.workspace_id")
+        kept = client.get(path).json()["data"]
+        assert kept["provider_workspace_id"] == "remote-77" and kept == wrk
+        rotated = client.patch(path, json={"credentials": kind_w(api_key="sk-new-1")["credentials"]})
+        assert rotated.status_code == 200, rotated.text
+        assert rotated.json()["data"]["provider_workspace_id"] == "remote-77"
+
+
+def test_live_work_routed_to_a_sandbox_workspace_needs_promotion(service: RunningService) -> None:
+    """A live key naming its organization's sandbox workspace is told to create a live one
+    (409 workspace_promotion_required); another organization's stays unknown (404)."""
+    org = service.new_org()
+    with service.client(service.new_key(org, "test")) as sandbox:
+        wrk = _create(sandbox, kind_m(email="a@b.co", password="pw-1")).json()["data"]
+    sandbox_id = wrk["workspace_id"]
+    order = {"destination": {"workspace_id": sandbox_id}, "suite_a": {"domains": 1,
+             "inboxes_per_domain": 1}}
+    with service.client(service.new_key(org, "live")) as live:
+        placed = live.post("/orders", json=order, headers={"Idempotency-Key": uuid.uuid4().hex})
+        _error(placed, 409, "workspace_promotion_required", "destination.workspace_id")
+        assert placed.json()["error"]["details"] == {
+            "workspace_id": sandbox_id, "environment": "test"
+        }
+        _error(live.post("/quotes", json=order), 409, "workspace_promotion_required",
+               "destination.workspace_id")
+        user = {"workspace_id": sandbox_id, "email": "u@b.co", "first_name": "U",
+                "last_name": "V"}
+        _error(live.post("/users", json=user), 409, "workspace_promotion_required",
+               "workspace_id")
+        _error(live.post("/pool/attach", json={"workspace_id": sandbox_id, "quantity": 1}),
+               409, "workspace_promotion_required", "workspace_id")
+        _error(live.post("/domains/import/jobs", json={"domains": ["promo-x.com"],
+                                                        "workspace_id": sandbox_id}),
+               409, "workspace_promotion_required", "workspace_id")
+        _error(live.get(f"/workspaces/{sandbox_id}"), 404, "not_found", "workspace_id")
+    with service.partner(env="live") as stranger:
+        unknown = stranger.post("/orders", json=order,
+                                headers={"Idempotency-Key": uuid.uuid4().hex})
+        _error(unknown, 404, "not_found", "destination.workspace_id")

@@ -34,7 +34,7 @@ from services.accounts import Principal
 from services.domains import new_domain
 from services.job_views import import_view
 from services.wallet import retry_conflicts
-from services.workspaces import load_workspace
+from services.workspaces import load_target_workspace
 
 MAX_SYNC = 50
 MAX_JOB = 500
@@ -81,10 +81,7 @@ def _new_job(
 ) -> ImportJob:
     workspace_id = body.get("workspace_id")
     if workspace_id is not None:
-        try:
-            load_workspace(container, principal.org_id, principal.environment, workspace_id)
-        except NotFound:
-            raise NotFound("workspace", field="workspace_id") from None
+        load_target_workspace(container, principal.org_id, principal.environment, workspace_id)
     return ImportJob(
         org_id=principal.org_id,
         environment=principal.environment,

@@ -23,7 +23,7 @@ from typing import Any
 
 from adapters import registrar
 from domain.domains import NAMESERVERS_NOT_POINTED
-from domain.errors import DomainError, NotFound, invalid
+from domain.errors import DomainError, invalid
 from domain.orders import BUSY_STATES, COMPLETED
 from domain.workspaces import Workspace
 from infra.ids import new_id, public_id
@@ -31,7 +31,7 @@ from projections.domains import tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from services.bundles import load_bundle
 from services.pricing import price_of, registration_price
-from services.workspaces import check_client, load_workspace
+from services.workspaces import check_client, load_target_workspace
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 SUITES = ("suite_a", "suite_b")
@@ -133,10 +133,9 @@ def _destination(
     container: Any, org_id: str, env: str, body: dict[str, Any], shape: dict[str, Any]
 ) -> tuple[dict[str, Any], Workspace]:
     sent = body["destination"]
-    try:
-        workspace = load_workspace(container, org_id, env, sent["workspace_id"])
-    except NotFound:
-        raise NotFound("workspace", field="destination.workspace_id") from None
+    workspace = load_target_workspace(
+        container, org_id, env, sent["workspace_id"], "destination.workspace_id"
+    )
     client_id = sent.get("client_id")
     if client_id is not None:
         check_client(workspace, client_id)

@@ -38,7 +38,7 @@ from services.pool_inventory import live_rest_seconds, pool_names
 from services.pool_records import find_pool_domain, save_and_wait, take_available
 from services.pool_views import release_view, reservation_view
 from services.wallet import retry_conflicts
-from services.workspaces import load_workspace
+from services.workspaces import load_target_workspace
 
 MAX_QUANTITY = 100
 # Twenty attaches racing over ten domains: each conflict means another attach progressed.
@@ -71,7 +71,9 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
     workspace_id, client_id = body["workspace_id"], body.get("client_id")
-    workspace = load_workspace(container, principal.org_id, principal.environment, workspace_id)
+    workspace = load_target_workspace(
+        container, principal.org_id, principal.environment, workspace_id
+    )
     _check_target(workspace, client_id)
 
     def run() -> dict[str, Any]:

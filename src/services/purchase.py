@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters import registrar
-from domain.errors import DomainError, NotFound, invalid
+from domain.errors import DomainError, invalid
 from domain.orders import PURCHASE, Order
 from projections.domains import owners_by_name
 from projections.orders import domain_rows
@@ -30,7 +30,7 @@ from services.domain_claims import DomainsHeld
 from services.order_plan import new_domain_item, normalize_domain
 from services.orders import accept
 from services.pricing import price_of, registration_price
-from services.workspaces import load_workspace
+from services.workspaces import load_target_workspace
 
 MAX_DOMAINS = 50
 
@@ -46,12 +46,9 @@ def purchase_domains(container: Any, principal: Principal, body: dict[str, Any])
     destination = None
     customer_id = None
     if body.get("workspace_id") is not None:
-        try:
-            workspace = load_workspace(
-                container, principal.org_id, principal.environment, body["workspace_id"]
-            )
-        except NotFound:
-            raise NotFound("workspace", field="workspace_id") from None
+        workspace = load_target_workspace(
+            container, principal.org_id, principal.environment, body["workspace_id"]
+        )
         destination = {
             "workspace_id": body["workspace_id"],
             "client_id": None,

@@ -14,7 +14,7 @@ from services.workspaces import (
     EMAIL,
     MAX_TEXT,
     credentials_of,
-    load_workspace,
+    load_target_workspace,
     on_conflict_retry,
 )
 
@@ -60,7 +60,7 @@ def create_user(
     def attempt() -> dict[str, Any]:
         if (earlier := created_before(container, "user", User)) is not None:
             return user_view(earlier)  # saved by an earlier attempt of this request
-        workspace = load_workspace(container, org_id, environment, workspace_id)
+        workspace = load_target_workspace(container, org_id, environment, workspace_id)
         if workspace.provider != "m":
             raise DomainError(
                 "provider_not_supported",

@@ -56,6 +56,27 @@ def load_workspace(container: Any, org_id: str, environment: str, workspace_id: 
     return found
 
 
+def load_target_workspace(
+    container: Any, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
+) -> Workspace:
+    """The workspace live or sandbox work is routed to (orders, purchases, imports, users, pool
+    attach). A sandbox workspace is not a live one: a live key naming its organization's
+    sandbox workspace is told to promote it, 409 `workspace_promotion_required` (create it again
+    with the live key), rather than that no such workspace exists. Anything else unknown is 404."""
+    found = container.store.find(parse_id("wrk", workspace_id), Workspace)
+    if isinstance(found, Workspace) and found.owned_by(org_id, environment):
+        return found
+    if isinstance(found, Workspace) and environment == "live" and found.owned_by(org_id, "test"):
+        raise DomainError(
+            "workspace_promotion_required",
+            f"{workspace_id} is a sandbox workspace; live work needs a live one. Create it "
+            "with a live key (POST /workspaces, same credentials) and route to that.",
+            field=field,
+            details={"workspace_id": workspace_id, "environment": "test"},
+        )
+    raise NotFound("workspace", field=field)
+
+
 def check_client(workspace: Workspace, client_id: int) -> None:
     """A `client_id` on an order destination must be a client of this kind m workspace."""
     if workspace.provider != "m":
@@ -148,14 +169,21 @@ def update_workspace(
         if credentials is not None:
             checked = check_credentials(workspace.provider, credentials)
             remote_id = sequencers_of(container).connect(workspace.provider, checked)
-            # A new key for kinds u, i, m rotates access to the same workspace; only kind w
-            # names its remote workspace explicitly.
+            # A new key for kinds u, i, m rotates access to the same workspace. Kind w names
+            # its remote workspace: replacing credentials must not move the routing target of
+            # the orders already placed, so another remote workspace is a conflict.
+            if workspace.provider == "w" and remote_id != workspace.provider_workspace_id:
+                raise DomainError(
+                    "workspace_credentials_conflict",
+                    f"These credentials are for remote workspace {remote_id}, not "
+                    f"{workspace.provider_workspace_id}; create a new workspace for it.",
+                    field="credentials.workspace_id",
+                    details={"provider_workspace_id": workspace.provider_workspace_id},
+                )
             workspace.replace_credentials(
                 credentials_sealed=container.sealer.seal(checked.to_json()),
                 has_login_pair=checked.has_login_pair,
-                provider_workspace_id=remote_id
-                if workspace.provider == "w"
-                else workspace.provider_workspace_id,
+                provider_workspace_id=workspace.provider_workspace_id,
                 at=now,
             )
         recordings = container.store.save(workspace)

@@ -84,7 +84,12 @@ ProviderFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(PROV
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
 UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such workspace (`field` names it)")
+    404: ResponseSpec(
+        None,
+        description="not_found: no such workspace (`field` names it). A live key naming its "
+        "own organization's sandbox workspace gets 409 `workspace_promotion_required` instead: "
+        "create the workspace with a live key.",
+    )
 }
 
 # The sequencing provider checks the credentials (adapters/sequencers.py); both codes are beyond
@@ -192,10 +197,18 @@ class WorkspacesController(Controller):
         summary="Rename a workspace or replace its credentials (re-validated)",
         description=(
             "`credentials` replaces the saved set as a whole and follows the same rules as at "
-            "creation for the workspace's kind; the kind itself cannot change."
+            "creation for the workspace's kind; the kind itself cannot change. A new key "
+            "rotates access to the same provider workspace; kind w credentials naming another "
+            "remote `workspace_id` are 409 `workspace_credentials_conflict` (the orders routed "
+            "here would move): create a new workspace for it."
         ),
         responses={
             200: ResponseSpec(WorkspaceResponse, description="The workspace"),
+            409: ResponseSpec(
+                None,
+                description="workspace_credentials_conflict: the credentials are for another "
+                "remote workspace",
+            ),
             **PROVIDER_ERRORS,
         },
     )
