@@ -259,7 +259,7 @@ def test_body_bounds_are_documented_and_enforced(service: RunningService) -> Non
             "/domains/generate": ({"keywords": [f"k{i}" for i in range(11)]}, "keywords", 400),
             "/domains/import/jobs": ({"domains": many}, "domains", 400),
             "/domains/forwarding": ({"domains": [], "forwarding_url": url}, "domains", 400),
-            "/pool/add": ({"domains": ["a.com", "a.com"]}, "domains[1]", 400),
+            "/pool/add": ({"domains": ["a.com", "a.com"]}, "domains", 400),
             "/pool/attach": ({"workspace_id": workspace, "quantity": 101}, "quantity", 409),
             "/bundles": ({**bundle, "suite_a_percent": 101}, "suite_a_percent", 400),
         }

@@ -50,7 +50,14 @@ def pool_names(sent: list[str]) -> list[str]:
         if not name:
             raise invalid("A domain must not be empty.", f"domains[{index}]")
         if name in names:
-            raise invalid(f"{name} is listed twice; items must be unique.", f"domains[{index}]")
+            # Uniqueness is a rule of the list (spec 4.1), so the list is the field at fault.
+            raise DomainError(
+                "invalid_request",
+                f"{name} is listed twice (items {names.index(name)} and {index}); items must "
+                "be unique.",
+                field="domains",
+                details={"duplicate": name},
+            )
         names.append(name)
     return names
 
