@@ -93,6 +93,18 @@ def test_malformed_json_is_400_envelope(service: RunningService) -> None:
     assert response.json()["error"]["code"] == "invalid_request"
 
 
+def test_a_body_cut_short_is_not_json_whatever_it_began_with(service: RunningService) -> None:
+    # msgspec checks fields while it parses: `{"a":` used to be "unknown field 'a'".
+    with service.partner() as client:
+        for path, body in (("/domains/availability", b'{"a":'), ("/bundles", b'{"name": 5')):
+            response = client.post(path, content=body,
+                                   headers={"Content-Type": "application/json"})
+            assert response.status_code == 400, response.text
+            error = response.json()["error"]
+            assert error["code"] == "invalid_request" and "not valid JSON" in error["message"]
+            assert "field" not in error, error
+
+
 def test_bad_utf8_inside_a_string_is_400_envelope(service: RunningService) -> None:
     bodies = {
         "/domains/availability": b'{"domains":["\xff\xfe.com"]}',

@@ -52,11 +52,22 @@ T = TypeVar("T")
 async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
     """Decode here rather than through the handler signature: Litestar drops the nested part of
     msgspec's error path, and `field` must be the full dot path (`destination.foo`)."""
+    raw = await request.body()
     try:
-        return decode_json(await request.body(), kind)
+        return decode_json(raw, kind)
     except msgspec.ValidationError as exc:
+        # msgspec validates while it parses, so `{"a":` is "unknown field 'a'" before it is
+        # found cut short: a body that is not JSON at all is reported as such.
+        _require_json(raw)
         raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
     except (msgspec.DecodeError, UnicodeDecodeError):  # bad UTF-8 inside a string is the latter
+        raise invalid("The body is not valid JSON.") from None
+
+
+def _require_json(raw: bytes) -> None:
+    try:
+        msgspec.json.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError):
         raise invalid("The body is not valid JSON.") from None
 
 
