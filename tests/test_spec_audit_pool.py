@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from conftest import RunningService
 from pool_support import add, attach, attached, conditions, pooled
+from test_orders_live import wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, place
 
 from domain.orders import Order
@@ -82,10 +82,7 @@ def test_a_pool_add_that_raced_the_cancel_is_undone_when_the_cancel_finishes(
         service.wait_projections()
         assert conditions(client).get(name) == "available"  # the race's leftover
         clock.advance(31)
-        deadline = time.monotonic() + 30
-        while client.get(f"/orders/{order['id']}").json()["data"]["status"] != "cancelled":
-            assert time.monotonic() < deadline, "cancellation was not finalized"
-            time.sleep(0.02)
+        wait_status(client, order["id"], "cancelled")
         service.wait_projections()
         assert name not in conditions(client)
 
