@@ -215,7 +215,8 @@ def load_reservation(container: Any, principal: Principal, reservation_id: str) 
     found = container.store.find(parse_id("pcl", reservation_id), PoolReservation)
     if not isinstance(found, PoolReservation) or found.tenant != principal.tenant:
         raise NotFound("pool reservation")
-    container.read_models.wait_for_stored(container.store.recorder)  # its domains, listed
+    if found.status != IN_PROGRESS:  # its domains' conditions are listed by a read model
+        container.read_models.wait_for_stored(container.store.recorder)
     return reservation_view(found)
 
 
@@ -223,5 +224,6 @@ def load_release(container: Any, principal: Principal, release_id: str) -> dict[
     found = container.store.find(parse_id("prl", release_id), PoolRelease)
     if not isinstance(found, PoolRelease) or found.tenant != principal.tenant:
         raise NotFound("pool release")
-    container.read_models.wait_for_stored(container.store.recorder)
+    if found.status != IN_PROGRESS:
+        container.read_models.wait_for_stored(container.store.recorder)
     return release_view(found)

@@ -234,9 +234,10 @@ def load_swap(container: Any, principal: Principal, swap_id: str) -> Swap:
 
 def get_swap(container: Any, principal: Principal, swap_id: str) -> dict[str, Any]:
     swap = load_swap(container, principal, swap_id)
-    # The worker saves without waiting: once a partner sees the swap done, the domain and
+    # The worker saves without waiting: once a partner sees the swap move, the domain and
     # pool lists (read models) show it too.
-    container.read_models.wait_for_stored(container.store.recorder)
+    if swap.status != CREATED:
+        container.read_models.wait_for_stored(container.store.recorder)
     return swap_view(swap)
 
 

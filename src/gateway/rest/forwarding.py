@@ -71,4 +71,5 @@ class ForwardingController(Controller):
         responses={200: ONE_JOB},
     )
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
-        return {"data": load_job(container_of(request), principal_of(request), job_id)}
+        container, principal = container_of(request), principal_of(request)
+        return {"data": await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))}

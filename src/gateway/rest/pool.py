@@ -180,7 +180,8 @@ UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
     404: ResponseSpec(
         None,
         description="not_found (no such workspace) or sequencer_client_not_found (no such "
-        "`client_id`); `field` names the input",
+        "`client_id`); `field` names the input. A live key naming its own organization's "
+        "sandbox workspace gets 409 `workspace_promotion_required` instead.",
     )
 }
 
@@ -318,7 +319,10 @@ class PoolController(Controller):
         self, request: Request[Any, Any, Any], reservation_id: str
     ) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
-        return {"data": pool_attach.load_reservation(container, principal, reservation_id)}
+        found = await anyio.to_thread.run_sync(
+            lambda: pool_attach.load_reservation(container, principal, reservation_id)
+        )
+        return {"data": found}
 
     @get(
         "/releases/{release_id:str}",
@@ -328,7 +332,10 @@ class PoolController(Controller):
     )
     async def get_release(self, request: Request[Any, Any, Any], release_id: str) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
-        return {"data": pool_attach.load_release(container, principal, release_id)}
+        found = await anyio.to_thread.run_sync(
+            lambda: pool_attach.load_release(container, principal, release_id)
+        )
+        return {"data": found}
 
     @get(
         "/replacements/{replacement_id:str}",
