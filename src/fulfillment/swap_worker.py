@@ -41,12 +41,9 @@ class SwapWorker(PollingWorker):
             warm_over = warm_periods_over(cur, now)
         if recheck:
             self._rechecked_at = time.monotonic()
-        for swap_id in due:
-            advance_swap(self.container, swap_id)
-        for swap_id in waiting:
-            recheck_waiting(self.container, swap_id)
-        for swap_id in warm_over:
-            detach_warm_domain(self.container, swap_id)
+        self.run_each(due, advance_swap)
+        self.run_each(waiting, recheck_waiting)
+        self.run_each(warm_over, detach_warm_domain)
         return len(due) + len(warm_over)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 import anyio
@@ -48,6 +49,16 @@ class PollingWorker(ABC):
     @abstractmethod
     def run_once(self) -> object:
         """One pass over the due work; called again on every wake-up."""
+
+    def run_each(self, job_ids: Iterable[str], move: Callable[[Container, str], object]) -> None:
+        """`move` on every job of a pass: one job that fails is logged and retried next pass,
+        and does not hold back the jobs listed after it."""
+        for job_id in job_ids:
+            try:
+                move(self.container, job_id)
+            except Exception:
+                log.exception("%s: job %s failed; it is retried next pass", self.thread_name,
+                              job_id)
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -1,5 +1,5 @@
 """The domain worker role: advances open import jobs (re-checking nameservers until they are
-pointed) and finishes live forwarding jobs.
+pointed) and finishes forwarding jobs, in the order they were submitted.
 
 Its to-do list is the `import_jobs` / `forwarding_jobs` read models; each pass loads the job,
 decides, and saves with the aggregate's version check, so several workers (or a restarted one)
@@ -29,10 +29,8 @@ class DomainWorker(PollingWorker):
     def run_once(self) -> None:
         with self.container.read_db.read() as cur:
             import_ids, forwarding_ids = open_jobs(cur)
-        for job_id in import_ids:
-            imports.advance_job(self.container, job_id)
-        for job_id in forwarding_ids:
-            forwarding.finish_job(self.container, job_id)
+        self.run_each(import_ids, imports.advance_job)
+        self.run_each(forwarding_ids, forwarding.finish_job)
 
 
     def describe(self) -> str:

@@ -31,15 +31,18 @@ class PoolWorker(PollingWorker):
         due = self.container.clock.now() - self.step_seconds
         with self.container.read_db.read() as cur:
             job_ids = due_jobs(cur, due)
-        for job_id in job_ids:
-            if job_id.startswith("pcl_"):
-                complete_reservation(self.container, job_id)
-            else:
-                complete_release(self.container, job_id)
+        self.run_each(job_ids, _complete)
 
 
     def describe(self) -> str:
         return f"pool attach and release, one step after {self.step_seconds:g}s"
+
+
+def _complete(container: Container, job_id: str) -> None:
+    if job_id.startswith("pcl_"):
+        complete_reservation(container, job_id)
+    else:
+        complete_release(container, job_id)
 
 
 register_role("pool", PoolWorker)
