@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import RunningService, ServiceFactory
+from typing import Any
+
+from conftest import NEEDS_NATS, RunningService, ServiceFactory
 from test_domains_inventory import domains, forward, order
 from test_orders_live import wait_status
 from test_wallet_purchase import buy, credit
@@ -91,3 +93,37 @@ def test_a_domain_swapped_in_keeps_its_own_forwarding(service: RunningService) -
         (row,) = domains(client, domain="fwo-swapin.com")
         assert item["domain"] == "fwo-swapin.com"
         assert item["forwarding_url"] == row["forwarding_url"] == url
+
+
+def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(
+    service_factory: ServiceFactory,
+) -> None:
+    """A domain an open job will still change is not "already correct": the later job lists it
+    as pending, and the worker, finishing jobs in order, leaves the later URL."""
+    from runtime.serve import resolve_roles
+    from services.domain_worker import DomainWorker
+
+    roles = [r for r in resolve_roles(None) if r not in ("domains", *NEEDS_NATS)]
+    service = service_factory(roles=roles)  # no domains worker: jobs stay open until we run it
+    a, b, name = "https://a.example/", "https://b.example/", "fwo-order.com"
+
+    def forward(client: Any, url: str) -> dict[str, Any]:
+        sent = {"domains": [name], "forwarding_url": url}
+        data: dict[str, Any] = client.post("/domains/forwarding", json=sent).json()["data"]
+        return data
+
+    with service.partner() as client:
+        assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
+        forward(client, a)
+        DomainWorker(service.container).run_once()
+        service.wait_projections()
+        assert domains(client, domain=name)[0]["forwarding_url"] == a
+        to_b, back_to_a = forward(client, b), forward(client, a)
+        # The row still says a, but the open job will change it: a is not already in place.
+        assert (back_to_a["completed"], back_to_a["pending"]) == ([], [name])
+        DomainWorker(service.container).run_once()
+        service.wait_projections()
+        assert domains(client, domain=name)[0]["forwarding_url"] == a
+        for job in (to_b, back_to_a):
+            shown = client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]
+            assert shown["status"] == "completed"

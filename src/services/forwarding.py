@@ -51,6 +51,14 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     names = [registrar.normalize(n) for n in sent]
     with container.read_db.read() as cur:
         rows = {r["name"]: r for r in tenant_rows_by_name(cur, principal.tenant, names)}
+        open_ids = [
+            r["id"]
+            for r in cur.execute(
+                "SELECT id FROM forwarding_jobs WHERE tenant = ? AND status = 'in_progress'",
+                (principal.tenant,),
+            ).fetchall()
+        ]
+    changing = _pending_in(container, open_ids)
     completed: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for index, name in enumerate(names):
@@ -63,7 +71,10 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
             )
         if any(item["id"] == row["id"] for item in completed + pending):
             raise invalid(f"{name} is listed twice.", f"domains[{index}]")
-        target = completed if row["forwarding_url"] == url else pending
+        # A domain an earlier job will still change is not "already correct": this job waits
+        # its turn (the worker finishes jobs in order) so that the later URL is the one kept.
+        correct = row["forwarding_url"] == url and row["id"] not in changing
+        target = completed if correct else pending
         target.append({"id": row["id"], "domain": name})
 
     job = ForwardingJob(
@@ -76,6 +87,16 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
     )
     _save(container, job)
     return forwarding_view(job)
+
+
+def _pending_in(container: Any, job_ids: list[str]) -> set[str]:
+    """The `dom_` ids that these open jobs have yet to change."""
+    ids: set[str] = set()
+    for job_id in job_ids:
+        job = container.store.find(parse_id("fwj", job_id), ForwardingJob)
+        if isinstance(job, ForwardingJob) and job.status == "in_progress":
+            ids.update(item["id"] for item in job.pending)
+    return ids
 
 
 def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
@@ -150,5 +171,6 @@ def load_job(container: Any, principal: Principal, job_id: str) -> dict[str, Any
     found = container.store.find(parse_id("fwj", job_id), ForwardingJob)
     if not isinstance(found, ForwardingJob) or found.tenant != principal.tenant:
         raise NotFound("forwarding job")
-    container.read_models.wait_for_stored(container.store.recorder)  # its domains, listed
+    if found.status != "in_progress":  # its domains' URLs are listed by a read model
+        container.read_models.wait_for_stored(container.store.recorder)
     return forwarding_view(found)
