@@ -98,3 +98,38 @@ def _add_as_if_checked_before_the_cancel(
     dom_id = order["domains"][0]["id"]
     pool.add(dom_id=dom_id, order_id=order["id"], inbox_count=1, available_at=at, at=at)
     container.store.save(pool)
+
+
+def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
+    service: RunningService, monkeypatch: Any
+) -> None:
+    """The add reads the order again once its records are stored: a cancel accepted between
+    the check and the save leaves no pool row behind, and the add says no."""
+    from domain.errors import DomainError
+    from services import orders, pool_inventory
+
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    principal = service.container.accounts.authenticate(secret)
+    assert principal is not None
+    with service.client(secret) as client:
+        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        name = order["domains"][0]["domain"]
+        real_check = pool_inventory.check_eligibility
+
+        def check_then_cancel(*args: Any) -> Any:
+            checks = real_check(*args)
+            orders.cancel_order(service.container, principal, order["id"])
+            return checks
+
+        monkeypatch.setattr(pool_inventory, "check_eligibility", check_then_cancel)
+        try:
+            pool_inventory.add_domains(service.container, principal, [name])
+        except DomainError as refused:
+            assert refused.code == "domains_not_submittable"
+            assert refused.details == {"domains": [{"domain": name, "reason": "order_not_paid"}]}
+        else:
+            raise AssertionError("the add was accepted")
+        assert client.get(f"/orders/{order['id']}").json()["data"]["status"] == "cancel_scheduled"
+        service.wait_projections()
+        assert name not in conditions(client)

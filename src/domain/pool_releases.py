@@ -1,7 +1,7 @@
 """A pool release (`prl_`): assigned pool domains given back to the pool.
 
 `in_progress` while the domains are `releasing`; `complete` (Completed) puts them in
-`idle_quarantined`. Sandbox releases complete in the request; live ones in the pool worker.
+`idle_quarantined`. The pool worker completes them: sandbox ones at once, live ones a step later.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `in_progress` from the request until final success or failure (spec 9, 2026-07-28): the
 domains are `reserved` meanwhile. `complete` (Completed) assigns them; `fail` (Failed) puts them
-back. Sandbox reservations complete in the request; live ones in the pool worker.
+back. The pool worker completes them: sandbox ones at once, live ones a step later.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Swaps as a read model: the `GET /swaps` list (filters `status`, `order_id`, `domain`, `type`)
-and the swap worker's to-do list (live swaps due for a step, swaps waiting on the partner,
-premium swaps whose old domain's warm period is over)."""
+and the swap worker's to-do list (sandbox swaps not yet run, live swaps due for a step, swaps
+waiting on the partner, premium swaps whose old domain's warm period is over)."""
 
 from __future__ import annotations
 

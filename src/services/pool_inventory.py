@@ -22,10 +22,12 @@ from typing import Any
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
-from domain.pool_domains import LINKED
+from domain.orders import Order
+from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
+from infra.ids import parse_id
 from services.accounts import Principal
 from services.pool_eligibility import check_eligibility
-from services.pool_records import find_pool_domain, pool_domain_for, save_and_wait
+from services.pool_records import find_pool_domain, pool_domain_for, save_and_wait, still_backed
 from services.pool_views import pool_domain_view
 from services.wallet import retry_conflicts
 
@@ -93,10 +95,37 @@ def add_domains(container: Any, principal: Principal, sent: list[str]) -> dict[s
                 changed.append(pool)
             outcomes.append({**pool_domain_view(pool, at), "outcome": outcome})
         save_and_wait(container, *changed)
+        _undo_if_unbacked(container, changed)
         added = sum(1 for o in outcomes if o["outcome"] == "added")
         return {"added": added, "already_pooled": len(outcomes) - added, "domains": outcomes}
 
     return retry_conflicts(run)
+
+
+def _undo_if_unbacked(container: Any, added: list[PoolDomain]) -> None:
+    """The eligibility check read each order without saving it, so a cancellation could have
+    been accepted since, its pool sweep missing these new records. Read the orders again, now
+    that the records are stored: a domain whose order no longer backs it leaves at once (the
+    end of the cancel's grace window sweeps again, for a cancel saved after this read) and the
+    add is refused as if the check had seen it: all or nothing, so the others leave too."""
+    unbacked = []
+    for pool in added:
+        order = container.store.find(parse_id("ord", pool.order_id or ""), Order)
+        if not still_backed(order if isinstance(order, Order) else None, pool):
+            unbacked.append(pool)
+    if not unbacked:
+        return
+    at = container.clock.now()
+    undone = [pool for pool in added if pool.condition_at(at) in REMOVABLE]
+    for pool in undone:
+        pool.remove(at)
+    save_and_wait(container, *undone)
+    raise DomainError(
+        "domains_not_submittable",
+        "Some domains cannot enter the pool; nothing was added.",
+        field="domains",
+        details={"domains": [{"domain": p.name, "reason": "order_not_paid"} for p in unbacked]},
+    )
 
 
 def remove_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:

@@ -220,7 +220,8 @@ def check_credentials(kind: str, credentials: dict[str, Any] | None) -> Sequence
         _check_login_pair(kind, sent)
     return SequencerCredentials(
         api_key=sent["api_key"],
-        workspace_id=sent.get("workspace_id"),
+        # An identifier, compared on PATCH: surrounding spaces are not part of it.
+        workspace_id=sent["workspace_id"].strip() if "workspace_id" in sent else None,
         label=sent.get("label"),
         email=sent.get("email"),
         password=sent.get("password"),

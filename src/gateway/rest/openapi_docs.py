@@ -244,16 +244,21 @@ def _error_response(description: str) -> dict[str, Any]:
 
 def _document_responses(path: str, method: str, operation: dict[str, Any]) -> None:
     responses: dict[str, Any] = operation.setdefault("responses", {})
+    own: dict[str, str] = {}
     for status, response in list(responses.items()):
         if status.isdigit() and int(status) >= 400:
-            responses[status] = _error_response(response.get("description", ""))
+            own[status] = response.get("description", "")
+            responses[status] = _error_response(own[status])
     errors = dict(COMMON_ERRORS)
     if method in WRITE_METHODS:
         errors.update(WRITE_ERRORS)
     if "{" in path:
         errors["404"] = "not_found: no such resource for this organization and environment"
     for status, description in errors.items():
-        responses[status] = _error_response(description)
+        # What the operation says of its own codes comes first; the shared meaning follows.
+        specific = own.get(status, "")
+        combined = f"{specific}; {description}" if specific and specific != description else description
+        responses[status] = _error_response(combined)
     if operation.get("operationId") in IDEMPOTENCY_KEY:
         for status, response in responses.items():
             if status.startswith("2"):
