@@ -4,8 +4,9 @@ Every domain must be in the tenant's inventory (owned or on an order), else 409
 `domain_not_imported` naming it. Domains already forwarding to the URL come back in
 `completed`; the rest are `pending` on a new `fwj_` job, which the domain worker finishes
 (for every key: the job is asynchronous, and `completed` at acceptance means already correct,
-never just changed). A target that does not resolve (host ending in
-`.invalid`) fails the job: `domain.forwarding_failed` per domain, else
+never just changed; a domain an earlier open job will still change is pending). A target that
+does not resolve (host ending in `.invalid`) fails the job: `domain.forwarding_failed` per
+domain, else
 `domain.forwarding_updated` per domain changed (one per domain, from the job's own event).
 
 A domain lives either as its own `Domain` aggregate (imported) or as an item of an order (the

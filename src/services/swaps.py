@@ -7,7 +7,8 @@ records `created`, and the swap worker picks the swap up (`in_progress`). A sand
 runs every step in that same save, as soon as the worker sees it. Live swaps are charged at
 acceptance for a domain they buy (same save; 402 `insufficient_funds` when the wallet cannot
 cover it, nothing recorded), then moved one step per `PARTNER_API_FULFILLMENT_STEP_SECONDS`. A
-failure refunds the charge. At completion the order's domain is replaced in one save with the swap's last event.
+failure refunds the charge. At completion the order's domain is replaced in one save with the
+swap's last event.
 
 Acceptance also marks the domain on the order (`Order.DomainSwapClaimed`) in the same save, so
 of two concurrent swaps of one domain the second loses the order's version race, re-runs, and

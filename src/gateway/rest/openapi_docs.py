@@ -257,8 +257,9 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
     for status, description in errors.items():
         # What the operation says of its own codes comes first; the shared meaning follows.
         specific = own.get(status, "")
-        combined = f"{specific}; {description}" if specific and specific != description else description
-        responses[status] = _error_response(combined)
+        if specific and specific != description:
+            description = f"{specific}; {description}"
+        responses[status] = _error_response(description)
     if operation.get("operationId") in IDEMPOTENCY_KEY:
         for status, response in responses.items():
             if status.startswith("2"):
