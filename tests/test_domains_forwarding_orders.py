@@ -107,18 +107,19 @@ def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(
     service = service_factory(roles=roles)  # no domains worker: jobs stay open until we run it
     a, b, name = "https://a.example/", "https://b.example/", "fwo-order.com"
 
-    def forward(client: Any, url: str) -> dict[str, Any]:
+    def submit(client: Any, url: str) -> dict[str, Any]:
+        """As accepted: the shared `forward` waits for a worker this service does not run."""
         sent = {"domains": [name], "forwarding_url": url}
         data: dict[str, Any] = client.post("/domains/forwarding", json=sent).json()["data"]
         return data
 
     with service.partner() as client:
         assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
-        forward(client, a)
+        submit(client, a)
         DomainWorker(service.container).run_once()
         service.wait_projections()
         assert domains(client, domain=name)[0]["forwarding_url"] == a
-        to_b, back_to_a = forward(client, b), forward(client, a)
+        to_b, back_to_a = submit(client, b), submit(client, a)
         # The row still says a, but the open job will change it: a is not already in place.
         assert (back_to_a["completed"], back_to_a["pending"]) == ([], [name])
         DomainWorker(service.container).run_once()

@@ -47,12 +47,14 @@ def on_conflict_retry(attempt: Callable[[], T], tries: int = 5) -> T:
     return attempt()
 
 
-def load_workspace(container: Any, org_id: str, environment: str, workspace_id: str) -> Workspace:
+def load_workspace(
+    container: Any, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
+) -> Workspace:
     """This tenant's workspace, or 404 not_found (unknown, another organization's, or the
     other environment's: live keys never see sandbox workspaces and the reverse)."""
     found = container.store.find(parse_id("wrk", workspace_id), Workspace)
     if not isinstance(found, Workspace) or not found.owned_by(org_id, environment):
-        raise NotFound("workspace", field="workspace_id")
+        raise NotFound("workspace", field=field)
     return found
 
 
@@ -63,10 +65,13 @@ def load_target_workspace(
     attach). A sandbox workspace is not a live one: a live key naming its organization's
     sandbox workspace is told to promote it, 409 `workspace_promotion_required` (create it again
     with the live key), rather than that no such workspace exists. Anything else unknown is 404."""
+    try:
+        return load_workspace(container, org_id, environment, workspace_id, field)
+    except NotFound:
+        if environment != "live":
+            raise
     found = container.store.find(parse_id("wrk", workspace_id), Workspace)
-    if isinstance(found, Workspace) and found.owned_by(org_id, environment):
-        return found
-    if isinstance(found, Workspace) and environment == "live" and found.owned_by(org_id, "test"):
+    if isinstance(found, Workspace) and found.owned_by(org_id, "test"):
         raise DomainError(
             "workspace_promotion_required",
             f"{workspace_id} is a sandbox workspace; live work needs a live one. Create it "

@@ -57,18 +57,20 @@ async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
         return decode_json(raw, kind)
     except msgspec.ValidationError as exc:
         # msgspec validates while it parses, so `{"a":` is "unknown field 'a'" before it is
-        # found cut short: a body that is not JSON at all is reported as such.
-        _require_json(raw)
-        raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
+        # found cut short: only a body that is JSON gets the validation message.
+        if _is_json(raw):
+            raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
     except (msgspec.DecodeError, UnicodeDecodeError):  # bad UTF-8 inside a string is the latter
-        raise invalid("The body is not valid JSON.") from None
+        pass
+    raise invalid("The body is not valid JSON.") from None
 
 
-def _require_json(raw: bytes) -> None:
+def _is_json(raw: bytes) -> bool:
     try:
         msgspec.json.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError):
-        raise invalid("The body is not valid JSON.") from None
+        return False
+    return True
 
 
 def decode_json(raw: bytes, kind: type[T]) -> T:

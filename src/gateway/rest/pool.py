@@ -18,6 +18,7 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
+from gateway.rest.workspaces import PROMOTION_NOTE
 from projections.pool import condition_clause, render_pool_row
 from services import pool_attach, pool_inventory
 from services.burned_domains import load_burned_job
@@ -180,8 +181,7 @@ UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
     404: ResponseSpec(
         None,
         description="not_found (no such workspace) or sequencer_client_not_found (no such "
-        "`client_id`); `field` names the input. A live key naming its own organization's "
-        "sandbox workspace gets 409 `workspace_promotion_required` instead.",
+        f"`client_id`); `field` names the input. {PROMOTION_NOTE}",
     )
 }
 

@@ -82,13 +82,14 @@ class WorkspacePage(msgspec.Struct):
 ProviderFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(PROVIDERS)})]
 
 
+PROMOTION_NOTE = (
+    "A live key naming its own organization's sandbox workspace gets 409 "
+    "`workspace_promotion_required` instead: create the workspace with a live key."
+)
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
 UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
     404: ResponseSpec(
-        None,
-        description="not_found: no such workspace (`field` names it). A live key naming its "
-        "own organization's sandbox workspace gets 409 `workspace_promotion_required` instead: "
-        "create the workspace with a live key.",
+        None, description=f"not_found: no such workspace (`field` names it). {PROMOTION_NOTE}"
     )
 }
 
