@@ -23,6 +23,7 @@ forwarding URL (`projections.domains`). Orders therefore never call `attach`,
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
@@ -38,6 +39,12 @@ ACTION_REQUIRED = "action_required"
 STATUSES = (AVAILABLE, IN_PROGRESS, ACTIVE, FAILED, ACTION_REQUIRED)
 # The reason of an imported domain waiting for the customer to set our nameservers.
 NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
+SUITES = ("suite_a", "suite_b")
+
+
+def usable_for(users: Collection[str]) -> list[str]:
+    """Spec 2.5: the suites a domain can still serve, given the suites that send from it."""
+    return ["suite_a"] if "suite_b" in users else list(SUITES)
 
 
 class Domain(Aggregate):

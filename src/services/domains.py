@@ -22,18 +22,13 @@ import json
 from typing import Any
 
 from adapters import dns, registrar
-from domain.domains import Domain
+from domain.domains import Domain, usable_for
 from domain.errors import NotFound, invalid
 from infra.clock import iso
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
 
 MAX_AVAILABILITY = 50
-BOTH = ["suite_a", "suite_b"]
-
-
-def usable_for(users: set[str]) -> list[str]:
-    return ["suite_a"] if "suite_b" in users else list(BOTH)
 
 
 def check_availability(container: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters import registrar
-from domain.domains import NAMESERVERS_NOT_POINTED
+from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
 from domain.errors import DomainError, invalid
 from domain.orders import BUSY_STATES, COMPLETED
 from domain.workspaces import Workspace
@@ -191,8 +191,7 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
         )
     latest = rows[-1]
     refuse_unfinished_purchase(latest, name, field)
-    users = {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
-    usable = ["suite_a", "suite_b"] if users <= {"suite_a"} else ["suite_a"]
+    usable = usable_for(_completed_users(rows))
     if suite not in usable:
         raise DomainError(
             "domain_not_usable_for_provider",
@@ -201,6 +200,10 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
             details={"usable_for": usable},
         )
     return latest
+
+
+def _completed_users(rows: list[dict[str, Any]]) -> set[str]:
+    return {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
 
 
 def _imported_domain(rows: list[dict[str, Any]], name: str, field: str) -> dict[str, Any]:
@@ -280,7 +283,11 @@ def _domains(
             order_rows = domain_rows(cur, tenant, name)
             if order_rows:
                 dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
-                items.append(new_domain_item(name, suite, "named", 0, dom_id))
+                item = new_domain_item(name, suite, "named", 0, dom_id)
+                # Who else sends from it decides its `usable_for` (spec 2.5) in the
+                # `domain.connected` this order fires, which is built from the order alone.
+                item["shared_with"] = sorted(_completed_users(order_rows))
+                items.append(item)
                 continue
             imported = _imported_domain(import_rows, name, field)
             items.append(new_domain_item(name, suite, "named", 0, str(imported["id"])))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.domains import NAMESERVERS_NOT_POINTED
+from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
 from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from fulfillment.steps import NAMESERVERS
@@ -45,10 +45,6 @@ def in_progress(event: Any, store: EventStore) -> list[PublicEvent]:
     return [_event(order, "order.in_progress", _brief(order), order.updated_at)]
 
 
-def usable_for(suite: str | None) -> list[str]:
-    return ["suite_a"] if suite == "suite_b" else ["suite_a", "suite_b"]
-
-
 @maps("Order.Completed")
 def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
@@ -68,7 +64,7 @@ def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
         "category": "connected",
         "order_id": public_id("ord", order.id),
         "customer_id": order.customer_id,
-        "usable_for": usable_for(item["suite"]),
+        "usable_for": usable_for({item["suite"], *item.get("shared_with", ())}),
     }
 
 
