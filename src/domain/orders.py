@@ -11,7 +11,7 @@ Every move is an event; the aggregate refuses a move from any state not listed h
 | `fail` (Failed)                    | `in_progress`, `action_required`         | `failed`           |
 | `require_action` (ActionRequired)  | `in_progress`                            | `action_required`  |
 | `resume` (Resumed)                 | `action_required`                        | `in_progress`      |
-| `schedule_cancel` (CancelScheduled)| `in_progress`, `action_required`, `completed` | `cancel_scheduled` |
+| `schedule_cancel` (CancelScheduled)| `in_progress`, `action_required`, `completed` (not a purchase) | `cancel_scheduled` |
 | `finalize_cancel` (Cancelled)      | `cancel_scheduled`                       | `cancelled`        |
 | `swap_domain` (DomainSwapped)      | `completed`                              | `completed`        |
 | `detach_warm_domain` (WarmDomainDetached) | any                               | (unchanged)        |
@@ -23,6 +23,11 @@ Every move is an event; the aggregate refuses a move from any state not listed h
 
 `StepFailed` and `StepRetried` come from the fulfillment team (gRPC): a failed step holds the
 order (the worker does not advance it) until it is retried, reported done, or the order fails.
+
+A completed purchase cannot be cancelled: its domains are registered and the organization's,
+so there is nothing left to stop. Cancelling an unfinished order refunds what it has not
+delivered: a domain it already registered stays the organization's (its registration charge
+stands), one it had not registered yet leaves the order and is refunded.
 
 `Placed` is the acceptance itself: the public event is `order.in_progress` (no created event).
 """
@@ -72,7 +77,13 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 ORDER = "order"
 PURCHASE = "purchase"
+# Item sources the order registers itself (the others were already the organization's).
+BOUGHT_SOURCES = ("generated", "purchase")
 
+
+def never_registered(item: dict[str, Any]) -> bool:
+    """A domain this order was to register but has not yet: not the organization's."""
+    return item.get("source") in BOUGHT_SOURCES and not item.get("registered")
 
 
 class Order(Aggregate):
@@ -189,6 +200,13 @@ class Order(Aggregate):
 
     def schedule_cancel(self, cancel_after: float, at: float) -> None:
         self._check("schedule_cancel")
+        if self.kind == PURCHASE and self.status == COMPLETED:
+            raise DomainError(
+                "order_state_conflict",
+                "A completed purchase cannot be cancelled: its domains are registered and "
+                "yours. Remove them from a later order or let auto_renew lapse instead.",
+                details={"status": self.status, "kind": self.kind},
+            )
         self._cancel_scheduled(cancel_after=cancel_after, at=at)
 
     def finalize_cancel(self, domains: list[dict[str, Any]], refund_cents: int, at: float) -> None:
@@ -289,10 +307,16 @@ class Order(Aggregate):
     @property
     def refundable_cents(self) -> int:
         """Money back on failure or cancellation before completion; a completed order was
-        delivered, so its charge stands."""
+        delivered, so its charge stands, as does the registration of every domain it already
+        registered (the organization keeps the domain)."""
         if self.completed_at is not None:
             return 0
-        return self.charged_cents - self.refunded_cents
+        kept = sum(
+            int(item.get("price_cents") or 0)
+            for item in self.domains
+            if item.get("source") in BOUGHT_SOURCES and item.get("registered")
+        )
+        return max(0, self.charged_cents - self.refunded_cents - kept)
 
     # Recorded mutators: assignment only, they re-run on every replay.
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters import dns, mailboxes
-from domain.orders import PURCHASE, Order
+from domain.orders import BOUGHT_SOURCES, PURCHASE, Order
 
 ORDER_STEPS = ("register", "dns", "mailboxes", "sequencer")
 # Pending action kinds a step can open (`POST /orders/pending/{id}/resolve` unblocks them).
@@ -47,7 +47,7 @@ def next_step(order: Order) -> str | None:
 
 def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
     for item in domains:
-        if item["source"] in ("generated", "purchase"):
+        if item["source"] in BOUGHT_SOURCES:
             item["registered"] = True
         if order.kind == PURCHASE and not item.get("dns_records"):
             # A bare purchase has no suite yet: the zone gets our DNS host's records (MX, SPF,

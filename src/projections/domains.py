@@ -17,7 +17,7 @@ from typing import Any
 
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
-from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
+from domain.orders import ACTIVE_STATES, PURCHASE, Order, never_registered, shown_item_status
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
@@ -141,6 +141,9 @@ class DomainInventory(ReadModel):
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
             self._released(cur, order, detached, position * 1000 + len(held), swapped=True)
+        if type(event).__qualname__ == "Order.Cancelled":
+            for item in unregistered_at_cancel(self.store, event):
+                cur.execute("DELETE FROM domains WHERE id = ?", (item["id"],))
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
         if order.kind != PURCHASE and order.status in ACTIVE_STATES:
             for item in held:
@@ -292,6 +295,13 @@ class DomainInventory(ReadModel):
                 order.updated_at,
             ),
         )
+
+
+def unregistered_at_cancel(store: Any, event: Any) -> list[dict[str, Any]]:
+    """The items a cancellation dropped: domains the order had not registered yet, which were
+    never the organization's (`services.orders.finalize_cancel`)."""
+    before: Order = store.at_version(event.originator_id, event.originator_version - 1)
+    return [item for item in before.domains if never_registered(item)]
 
 
 def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]]:

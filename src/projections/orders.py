@@ -14,6 +14,7 @@ from domain.orders import ACTIVE_STATES, Order
 from domain.pending_actions import PendingAction
 from infra.ids import public_id
 from projections.base import ReadModel, on
+from projections.domains import unregistered_at_cancel
 from services.order_view import order_view, pending_action_view
 
 ORDER_EVENTS = (
@@ -81,12 +82,15 @@ class OrderList(ReadModel):
         # after a premium swap's warm period).
         if type(event).__qualname__ == "Order.DomainSwapped":
             self._domain_rows(cur, order, order_id, workspace_id, position)
-        detached = getattr(event, "detached_domain", None)
-        if detached is not None:
-            cur.execute(
-                "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
-                (order_id, detached["domain"]),
-            )
+        dropped = [getattr(event, "detached_domain", None)]
+        if type(event).__qualname__ == "Order.Cancelled":
+            dropped += unregistered_at_cancel(self.store, event)
+        for item in dropped:
+            if item is not None:
+                cur.execute(
+                    "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
+                    (order_id, item["domain"]),
+                )
 
     @staticmethod
     def _domain_rows(

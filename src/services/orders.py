@@ -15,7 +15,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ORDER, Order
+from domain.orders import ORDER, Order, never_registered
 from domain.pending_actions import PendingAction
 from fulfillment import steps
 from infra.ids import parse_id, public_id
@@ -237,14 +237,20 @@ def _leave_pool(container: Any, order: Order, at: float) -> list[Aggregate]:
 
 
 def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
-    """The grace window is over: release the domains and refund an unfinished order.
+    """The grace window is over: release the domains and refund an unfinished order. A domain
+    the order had not registered yet leaves it (it was never the organization's) and its price
+    is part of the refund; the ones it registered stay, free for a new order.
 
     The pool is swept again here because a `POST /pool/add` checks the order without saving it:
     one whose check ran just before the cancel was accepted saves its pool record just after
     the cancel's own sweep, and that record must not outlive the order's inboxes."""
     refund = order.refundable_cents
     left_pool = _leave_pool(container, order, at)
-    released = [{**item, "status": "available", "inboxes": []} for item in order.domains]
+    released = [
+        {**item, "status": "available", "inboxes": []}
+        for item in order.domains
+        if not never_registered(item)
+    ]
     order.finalize_cancel(released, refund, at)
     return [*left_pool, *_refund(container, order, refund, "cancelled", at)]
 

@@ -1,0 +1,110 @@
+"""What a cancelled live order gives back (issue 5): the licenses it never delivered and the
+domains it never registered; a domain it registered stays the organization's and its
+registration charge stands. A completed purchase cannot be cancelled."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from conftest import RunningService, ServiceFactory
+from test_domains_inventory import domains
+from test_orders_codes_events import advance_until
+from test_orders_live import event_names, wait_status
+from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_wallet_purchase import buy, credit
+
+from infra.clock import ManualClock
+
+STEP_SECONDS = 5
+GRACE_SECONDS = 60
+
+
+def _live(service_factory: ServiceFactory) -> tuple[RunningService, ManualClock, str]:
+    clock = ManualClock()
+    service = service_factory(
+        clock=clock, fulfillment_step_seconds=STEP_SECONDS, cancel_grace_seconds=GRACE_SECONDS
+    )
+    org = service.new_org()
+    credit(service, org, 50_000)
+    return service, clock, service.new_key(org, "live")
+
+
+def _cancel(client: httpx.Client, clock: ManualClock, order_id: str) -> dict[str, Any]:
+    assert client.post(f"/orders/{order_id}/cancel").status_code == 200
+    clock.advance(GRACE_SECONDS + 1)
+    return wait_status(client, order_id, "cancelled")
+
+
+def _refunds(client: httpx.Client, order_id: str) -> list[int]:
+    entries = client.get("/wallet").json()["data"]["entries"]
+    return [e["amount_cents"] for e in entries if e["type"] == "refund" and e["order_id"] == order_id]
+
+
+def _registered(service: RunningService, clock: ManualClock, order_id: str) -> None:
+    """Let the worker run the order's first step (`register`), and only that one."""
+    clock.advance(STEP_SECONDS)
+    deadline = time.monotonic() + 30
+    while "StepCompleted" not in event_names(service, order_id):
+        assert time.monotonic() < deadline, "the register step did not run"
+        time.sleep(0.02)
+
+
+def test_cancel_before_registration_refunds_everything_and_keeps_no_domain(
+    service_factory: ServiceFactory,
+) -> None:
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        workspace = new_workspace(live)
+        order = place(live, counts(workspace, a=1)).json()["data"]
+        name = order["domains"][0]["domain"]
+        assert order["domains"][0]["price_cents"] > 0
+        cancelled = _cancel(live, clock, order["id"])
+        assert cancelled["refunded_cents"] == order["price_cents"]
+        assert _refunds(live, order["id"]) == [order["price_cents"]]
+        assert cancelled["domains"] == []
+        service.wait_projections()
+        assert domains(live, domain=name) == []
+        quote = live.post("/quotes", json=counts(workspace, a=1)).json()["data"]
+        assert quote["domains_to_register"] == 1 and quote["domains_from_inventory"] == 0
+
+
+def test_cancel_after_registration_keeps_the_domain_and_its_charge(
+    service_factory: ServiceFactory,
+) -> None:
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        workspace = new_workspace(live)
+        order = place(live, counts(workspace, a=1)).json()["data"]
+        (item,) = order["domains"]
+        _registered(service, clock, order["id"])
+        cancelled = _cancel(live, clock, order["id"])
+        licenses = order["price_cents"] - item["price_cents"]
+        assert cancelled["refunded_cents"] == licenses
+        assert _refunds(live, order["id"]) == [licenses]
+        assert [d["domain"] for d in cancelled["domains"]] == [item["domain"]]
+        service.wait_projections()
+        (row,) = domains(live, domain=item["domain"])
+        assert (row["id"], row["status"], row["category"]) == (item["id"], "available", "inventory")
+        quote = live.post("/quotes", json=counts(workspace, a=1)).json()["data"]
+        assert quote["domains_from_inventory"] == 1 and quote["domains_to_register"] == 0
+
+
+def test_purchase_cancelled_in_time_is_refunded_and_a_completed_one_cannot_be(
+    service_factory: ServiceFactory,
+) -> None:
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        early = buy(live, "cancel-early.com").json()["data"]
+        cancelled = _cancel(live, clock, early["id"])
+        assert cancelled["refunded_cents"] == early["price_cents"] > 0
+        service.wait_projections()
+        assert domains(live, domain="cancel-early.com") == []
+
+        done = buy(live, "cancel-late.com").json()["data"]
+        advance_until(live, clock, done["id"], "completed", step=STEP_SECONDS)
+        refused = live.post(f"/orders/{done['id']}/cancel")
+        error = error_of(refused, 409, "order_state_conflict")
+        assert error["details"] == {"status": "completed", "kind": "purchase"}
+        assert live.get(f"/orders/{done['id']}").json()["data"]["status"] == "completed"
