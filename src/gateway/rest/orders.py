@@ -210,8 +210,11 @@ class OrdersController(Controller):
         before_request=reject_body_properties,
         summary="Cancel an order: `cancel_scheduled` now, `cancelled` after the grace window",
         description=(
-            "Domains are released (free for a new order) when the cancellation finishes; an "
-            "order cancelled before completion is refunded. Moves the aggregate allows:\n"
+            "Domains are released (free for a new order) when the cancellation finishes. An "
+            "order cancelled before completion is refunded its licenses and the registration of "
+            "every domain it had not registered yet (such a domain leaves the order); a domain "
+            "already registered stays yours and its registration charge stands. A completed "
+            "purchase cannot be cancelled. Moves the aggregate allows:\n"
             + _STATES_TABLE
             + "\nOther moves: 409 `order_state_conflict`."
         ),
