@@ -280,6 +280,7 @@ EXTRA_ERRORS = {
     ("/domains/import/jobs", "post"): {"404"},
     ("/pool/attach", "post"): {"404"},
     ("/swaps", "post"): {"402", "404"},
+    ("/swaps/user_names", "post"): {"404"},
 }
 
 
@@ -301,6 +302,9 @@ def test_errors_beyond_the_shared_list_are_documented_and_answered(
         assert refused.status_code == 422, refused.text
         unknown = {"workspace_id": "wrk_" + "0" * 32, "quantity": 1}
         assert client.post("/pool/attach", json=unknown).status_code == 404
+        persona = {"first_name": "Ann", "last_name": "Lee"}
+        rename = {"domain": "never-ordered.com", "personas": [persona]}
+        assert client.post("/swaps/user_names", json=rename).status_code == 404
 
 
 def test_every_error_code_is_documented_with_its_status(service: RunningService) -> None:

@@ -169,7 +169,14 @@ class SwapsController(Controller):
             "take the personas in turn. A swap of type `user_names` follows the same stages "
             "and events. `Idempotency-Key` is optional and honoured when sent."
         ),
-        responses={201: ResponseSpec(SwapResponse, description="The swap")},
+        responses={
+            201: ResponseSpec(SwapResponse, description="The swap"),
+            404: ResponseSpec(
+                None,
+                description="not_found: no such domain active on a completed order "
+                "(`field` is `domain`)",
+            ),
+        },
     )
     async def user_names(
         self, request: Request[Any, Any, Any], data: UserNamesBody
