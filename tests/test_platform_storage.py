@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import psycopg
 import pytest
+from conftest import PG_URL, _reachable, require
 
 from domain.errors import DomainError
 from gateway.rest.pagination import PageTokens
@@ -237,3 +239,31 @@ def test_each_deployment_has_its_own_default_stream(tmp_path: Path) -> None:
     assert stream(PARTNER_API_DATABASE_URL=pg) == stream(PARTNER_API_DATABASE_URL=same_place)
     assert stream().startswith("PARTNER_EVENTS_")
     assert stream(PARTNER_API_NATS_STREAM="MINE") == "MINE"
+
+
+def test_a_schema_named_in_the_database_url_is_the_one_used() -> None:
+    """The libpq way of naming a schema (`options=-c search_path=...` in the URL) must not be
+    replaced by the pool's own `search_path=public`: two deployments would share `public`."""
+    from infra.database import PostgresDatabase
+    from infra.settings import Settings
+
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    url = f"{PG_URL}?options=-csearch_path%3Durl_named_schema"
+    settings = Settings.from_env({"PARTNER_API_DATABASE_URL": url})
+    assert settings.database_schema == "url_named_schema"
+    assert settings.nats_stream == Settings.from_env(
+        {"PARTNER_API_DATABASE_URL": PG_URL, "PARTNER_API_DATABASE_SCHEMA": "url_named_schema"}
+    ).nats_stream
+    with pytest.raises(ValueError, match="name one schema"):
+        Settings.from_env(
+            {"PARTNER_API_DATABASE_URL": url, "PARTNER_API_DATABASE_SCHEMA": "another"}
+        )
+    database = PostgresDatabase(url, settings.database_schema, 1)
+    try:
+        with database.read() as cur:
+            shown = cur.execute("SHOW search_path").fetchone()["search_path"]
+        assert shown == "url_named_schema"
+    finally:
+        database.close()
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS url_named_schema CASCADE")

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 from psycopg.rows import dict_row
@@ -199,7 +200,10 @@ class PostgresDatabase:
         self.url = url
         self.schema = schema
         self._relaxed: PostgresDatabase | None = None if synchronous else self
-        options = f"-c search_path={schema}"
+        # libpq lets these options replace the URL's own `options`: keep those, then ours.
+        options = " ".join(
+            [*parse_qs(urlsplit(url).query).get("options", []), f"-c search_path={schema}"]
+        )
         if synchronous:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')

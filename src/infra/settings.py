@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 # The waits between the 5 attempts (spec 6: up to 5 over 24 hours, exponential backoff): x10
 # each time, the last attempt 18.5 h after the first. A fifth wait would never be used.
@@ -57,6 +58,31 @@ def _secret_file(data_dir: Path, name: str, prefix: str = "") -> str:
     return path.read_text().strip()
 
 
+def _search_path_of(url: str | None) -> str | None:
+    """The first schema a libpq URL's `options` (`-c search_path=...`) names, if any."""
+    if not url:
+        return None
+    for options in parse_qs(urlsplit(url).query).get("options", []):
+        found = re.search(r"-c\s*search_path\s*=\s*([^\s]+)", options)
+        if found:
+            return found.group(1).split(",")[0].strip().strip('"') or None
+    return None
+
+
+def database_schema(env: dict[str, str]) -> str:
+    """`PARTNER_API_DATABASE_SCHEMA`, or the schema the URL's own `options` name (the libpq way),
+    or `public`. The pool sets `search_path` itself, so a schema named only in the URL would
+    otherwise be dropped silently and two deployments would share `public`."""
+    named = env.get("PARTNER_API_DATABASE_SCHEMA") or None
+    in_url = _search_path_of(env.get("PARTNER_API_DATABASE_URL"))
+    if named and in_url and named != in_url:
+        raise ValueError(
+            f"PARTNER_API_DATABASE_SCHEMA={named} but PARTNER_API_DATABASE_URL sets "
+            f"search_path={in_url}; name one schema"
+        )
+    return named or in_url or "public"
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path = Path("./var")
@@ -99,13 +125,13 @@ class Settings:
         return cls(
             data_dir=data_dir,
             database_url=env.get("PARTNER_API_DATABASE_URL") or None,
-            database_schema=env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
+            database_schema=database_schema(env),
             database_pool_size=_pool_size(env.get("PARTNER_API_DATABASE_POOL_SIZE")),
             nats_url=env.get("NATS_URL") or None,
             nats_stream=env.get("PARTNER_API_NATS_STREAM")
             or default_stream_name(
                 env.get("PARTNER_API_DATABASE_URL") or None,
-                env.get("PARTNER_API_DATABASE_SCHEMA", "public"),
+                database_schema(env),
                 data_dir,
             ),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),
