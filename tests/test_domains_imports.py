@@ -128,3 +128,30 @@ def test_queued_jobs_list_filters_and_pages(service: RunningService) -> None:
         assert [j["id"] for j in rest["data"]] == [ids[0]] and rest["links"]["next"] is None
         assert client.get("/domains/import/jobs", params={"status": "x"}).status_code == 400
         assert client.get("/domains/import/jobs", params={"per_page": 101}).status_code == 400
+
+
+def test_a_name_no_order_could_use_fails_and_another_organizations_stays_its_own(
+    service: RunningService,
+) -> None:
+    with service.partner() as owner:
+        held = owner.post("/domains/import", json={"domains": ["held-once.com"]})
+        assert held.json()["data"]["status"] == "completed", held.text
+        with service.partner() as other:
+            sent = ["held-once.com", "x.zzz", "premiumimp.com", "fine-one.com"]
+            response = other.post("/domains/import", json={"domains": sent})
+            assert response.status_code == 201, response.text
+            job = response.json()["data"]
+            outcome = {d["domain"]: (d["status"], d["reason"]) for d in job["domains"]}
+            assert outcome == {
+                "held-once.com": ("failed", "held_by_another_organization"),
+                "x.zzz": ("failed", "tld_not_supported"),
+                "premiumimp.com": ("failed", "premium_domain_not_supported"),
+                "fine-one.com": ("completed", None),
+            }
+            assert (job["completed_count"], job["failed_count"]) == (1, 3)
+            rows = other.get("/domains", params={"category": "inventory"}).json()["data"]
+            assert [r["domain"] for r in rows] == ["fine-one.com"]
+        # The owner's own name stays available to it, whatever another organization tried.
+        found = owner.post("/domains/availability", json={"domains": ["held-once.com"]})
+        (row,) = found.json()["data"]["domains"]
+        assert row["available"] is True and "reason" not in row, row

@@ -48,7 +48,7 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
             reason = registrar.INVALID
         if reason == registrar.REGISTERED and owned:
             reason = None
-        if reason is None and owners[name] - {tenant}:
+        if reason is None and not owned and owners[name] - {tenant}:
             reason = registrar.REGISTERED
         row: dict[str, Any] = {
             "domain": name if reason != registrar.INVALID else sent,

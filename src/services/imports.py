@@ -7,6 +7,17 @@ recorded); the queued path returns the job `in_progress` and the domain worker p
 Each domain the DNS provider accepts becomes a `dom_` inventory domain (source `imported`):
 `available` once its nameservers are pointed, `action_required` until then. The worker
 re-checks waiting domains until they are pointed. Rules of the simulated DNS: `adapters/dns.py`.
+
+A domain that cannot become usable inventory fails on its own (the job's `domains[].reason`),
+the others go on:
+
+| reason | why |
+| --- | --- |
+| `tld_not_supported` | its TLD is not in the catalog (`GET /domains/tlds`): no order could use it |
+| `premium_domain_not_supported` | a premium name: no order could use it |
+| `held_by_another_organization` | another organization of this environment holds the name |
+| `already_in_inventory` | this account holds it already |
+| `dns_zone_refused` | the DNS provider refused the zone (a first label starting with `importfail`) |
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from domain.imports import (
     imported_name_id,
 )
 from infra.ids import parse_id, public_id
-from projections.domains import tenant_rows_by_name
+from projections.domains import owners_by_name, tenant_rows_by_name
 from services.accounts import Principal
 from services.domains import new_domain
 from services.job_views import import_view
@@ -125,14 +136,15 @@ def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
     queued = [i["domain"] for i in items if i["status"] == QUEUED]
     with container.read_db.read() as cur:
         owned = {r["name"] for r in tenant_rows_by_name(cur, job.tenant, queued)}
+        owners = owners_by_name(cur, queued, job.tenant)
     for item in items:
         name = item["domain"]
         if item["status"] == QUEUED:
-            if dns.zone_refused(name):
-                item.update(status=ITEM_FAILED, reason="dns_zone_refused")
-                continue
-            if name in owned or _imported_before(container, job, name):
-                item.update(status=ITEM_FAILED, reason="already_in_inventory")
+            refusal = _refusal(name, owners[name] - {job.tenant})
+            if refusal is None and (name in owned or _imported_before(container, job, name)):
+                refusal = "already_in_inventory"
+            if refusal is not None:
+                item.update(status=ITEM_FAILED, reason=refusal)
                 continue
             domain = new_domain(container, job.org_id, job.environment, name, "imported", True)
             item["dom_id"] = public_id("dom", domain.id)
@@ -156,6 +168,19 @@ def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
             item.update(status=ITEM_DONE, reason=None)
     job.progress(items, at)
     return changed
+
+
+def _refusal(name: str, other_owners: set[str]) -> str | None:
+    """Why this name cannot become usable inventory of the importing account, if it cannot."""
+    if registrar.tld_of(name) is None:
+        return "tld_not_supported"
+    if registrar.registry_refusal(name) == registrar.PREMIUM:
+        return "premium_domain_not_supported"
+    if other_owners:
+        return "held_by_another_organization"
+    if dns.zone_refused(name):
+        return "dns_zone_refused"
+    return None
 
 
 def _imported_before(container: Any, job: ImportJob, name: str) -> bool:
