@@ -23,6 +23,14 @@ def test_imported_domain_named_on_order_keeps_its_id(service: RunningService) ->
         (domain,) = response.json()["data"]["domains"]
         assert domain["domain"] == "acme-imported.com"
         assert domain["id"] == row["id"]
+        # domain.connected carries the row as GET /domains/{id} shows it, in the same words.
+        service.wait_projections()
+        shown = client.get(f"/domains/{row['id']}").json()["data"]
+        connected = client.get("/events", params={"type": "domain.connected"}).json()["data"]
+        (event,) = [e["data"] for e in connected if e["data"]["id"] == row["id"]]
+        assert event["source"] == shown["source"] == "imported"
+        assert event["usable_for"] == shown["usable_for"]
+        assert (event["status"], event["order_id"]) == (shown["status"], shown["order_id"])
 
 
 def test_never_imported_domain_is_refused(service: RunningService) -> None:

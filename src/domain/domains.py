@@ -42,6 +42,16 @@ NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
 SUITES = ("suite_a", "suite_b")
 
 
+def origin_of(item: dict[str, Any]) -> str:
+    """Where an order's domain came from, in the `source` words of `GET /domains`: the item's
+    own `source` says how the order came by it (`named`, `inventory`, `generated`, `purchase`),
+    `origin` (recorded at placement for a domain already owned) how the account did."""
+    origin = item.get("origin")
+    if origin in SOURCES:
+        return str(origin)
+    return {"generated": "generated", "purchase": "purchased"}.get(item.get("source", ""), "ordered")
+
+
 def usable_for(users: Collection[str]) -> list[str]:
     """Spec 2.5: the suites a domain can still serve, given the suites that send from it."""
     return ["suite_a"] if "suite_b" in users else list(SUITES)

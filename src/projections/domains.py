@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.domains import Domain
+from domain.domains import Domain, origin_of
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order, never_registered, shown_item_status
 from infra.ids import public_id
@@ -61,7 +61,6 @@ _UPSERT = (
     "dns_records = CASE WHEN excluded.dns_records = '[]' THEN domains.dns_records "
     "ELSE excluded.dns_records END, updated_at = excluded.updated_at"
 )
-_SOURCE_OF_ITEM = {"generated": "generated", "purchase": "purchased"}
 
 
 def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
@@ -213,7 +212,7 @@ class DomainInventory(ReadModel):
                 item["domain"],
                 status,
                 category,
-                _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered"),
+                origin_of(item),
                 item.get("suite") if connected else None,
                 item.get("suite") if connected else None,
                 public_id("ord", order.id) if connected else None,
@@ -281,7 +280,7 @@ class DomainInventory(ReadModel):
                 item["domain"],
                 "available",
                 "inventory",
-                _SOURCE_OF_ITEM.get(item.get("source", ""), "ordered"),
+                origin_of(item),
                 None,
                 None,
                 None,

@@ -328,6 +328,7 @@ def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
         if row is None:
             continue
         item["auto_renew"] = bool(row["auto_renew"])
+        item["origin"] = row["source"]
         if row["source"] == "imported":
             item.setdefault("nameservers_since", row["created_at"])
 
