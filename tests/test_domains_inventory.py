@@ -109,7 +109,9 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
         service.wait_projections()
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert sorted(e["data"]["domain"] for e in updated["data"]) == ["fw1.com", "fw2.com"]
-        assert {e["data"]["status"] for e in updated["data"]} == {"completed"}
+        # `status` is the domain's own (a dom_ resource); the change's outcome is apart.
+        assert {e["data"]["status"] for e in updated["data"]} == {"available"}
+        assert {e["data"]["forwarding_status"] for e in updated["data"]} == {"completed"}
 
         _, bad = forward(client, ["fw1.com"], "https://nowhere.invalid/")
         assert bad["status"] == "failed" and bad["failed"] == ["fw1.com"]
@@ -117,6 +119,10 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
         assert domains(client, domain="fw1.com")[0]["forwarding_url"] == url
         failed = client.get("/events", params={"type": "domain.forwarding_failed"}).json()["data"]
         assert [e["data"]["domain"] for e in failed] == ["fw1.com"]
+        assert (failed[0]["data"]["status"], failed[0]["data"]["forwarding_status"]) == (
+            "available",
+            "failed",
+        )
 
         unknown = client.post(
             "/domains/forwarding", json={"domains": ["nope.com"], "forwarding_url": url}

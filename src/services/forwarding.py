@@ -76,7 +76,9 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
         # its turn (the worker finishes jobs in order) so that the later URL is the one kept.
         correct = row["forwarding_url"] == url and row["id"] not in changing
         target = completed if correct else pending
-        target.append({"id": row["id"], "domain": name})
+        # The domain's own status, for the `domain.*` event its change fires (spec 6: receivers
+        # decide from `data.status`); forwarding never moves it.
+        target.append({"id": row["id"], "domain": name, "domain_status": row["status"]})
 
     job = ForwardingJob(
         org_id=principal.org_id,

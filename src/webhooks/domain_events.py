@@ -3,8 +3,9 @@
 `domain.connected` / `domain.action_required` carry the domain row as `GET /domains/{id}`
 shows it; `domain_import.*` the import job as `GET /domains/import/jobs/{id}` shows it;
 `domain.forwarding_updated` / `domain.forwarding_failed` one event per domain with `id`,
-`domain`, `forwarding_url`, `job_id`, `status` (`completed` or `failed`; and `reason` on
-failure).
+`domain`, `forwarding_url`, `job_id`, `status` (the domain's own status, which forwarding does
+not change), `forwarding_status` (the change's outcome: `completed` or `failed`) and `reason`
+on failure.
 """
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
             "domain": item["domain"],
             "forwarding_url": job.forwarding_url,
             "job_id": job_id,
-            # Receivers decide from `data.status` (spec 6): the forwarding change's outcome.
-            "status": job.status,
+            # Receivers decide from `data.status` (spec 6) per resource: this is a `dom_` id,
+            # so the domain's status; jobs saved before it was recorded give the outcome.
+            "status": item.get("domain_status", job.status),
+            "forwarding_status": job.status,
         }
         if job.reason:
             data["reason"] = job.reason
