@@ -56,3 +56,24 @@ def test_purchase_charges_the_wallet_all_or_nothing(service: RunningService) -> 
     with service.client(service.new_key(org, "test")) as sandbox:
         error_of(buy(sandbox, "beta.com"), 403, "forbidden")
         assert sandbox.get("/wallet").json()["data"]["balance_cents"] == 0
+
+
+def test_wallet_ledger_is_paged_like_every_list(service: RunningService) -> None:
+    org = service.new_org()
+    for cents in range(1, 31):
+        credit(service, org, cents)
+    with service.client(service.new_key(org, "live")) as live:
+        first = live.get("/wallet", params={"per_page": 20}).json()
+        assert [e["amount_cents"] for e in first["data"]["entries"]] == list(range(30, 10, -1))
+        assert first["meta"]["returned"] == 20 and first["meta"]["per_page"] == 20
+        assert first["data"]["balance_cents"] == sum(range(1, 31))
+        second = live.get(first["links"]["next"]).json()
+        assert [e["amount_cents"] for e in second["data"]["entries"]] == list(range(10, 0, -1))
+        assert second["links"]["next"] is None
+        assert second["data"]["balance_cents"] == first["data"]["balance_cents"]
+        default = live.get("/wallet").json()
+        assert default["meta"]["per_page"] == 25 and default["meta"]["returned"] == 25
+        for params, field in (({"per_page": 0}, "per_page"), ({"page_token": "x"}, "page_token")):
+            refused = live.get("/wallet", params=params)
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["error"]["field"] == field

@@ -9,7 +9,9 @@ from litestar import Controller, Request, get
 from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
-from gateway.rest.lists import container_of
+from gateway.rest.bundles import Links, Meta
+from gateway.rest.lists import container_of, origin_of
+from gateway.rest.pagination import check_per_page, page_response
 from services.wallet import load_wallet, wallet_view
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
@@ -44,6 +46,8 @@ class WalletOut(msgspec.Struct):
 
 class WalletResponse(msgspec.Struct):
     data: WalletOut
+    links: Links
+    meta: Meta
 
 
 class WalletController(Controller):
@@ -56,11 +60,41 @@ class WalletController(Controller):
         description=(
             "Live wallets are credited by the operator (`partner-api wallet credit ORG_ID "
             "CENTS`) and charged by live orders and purchases; the sandbox wallet is never "
-            "charged."
+            "charged. The ledger `entries` are paged like every list (`per_page`, `page_token` "
+            "from `links.next`; `meta.returned` counts the entries of this page); the balance "
+            "is the whole wallet's."
         ),
         responses={200: ResponseSpec(WalletResponse, description="The key environment's wallet")},
     )
-    async def get_wallet(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def get_wallet(
+        self,
+        request: Request[Any, Any, Any],
+        per_page: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
         principal = principal_of(request)
-        wallet = load_wallet(container_of(request), principal.org_id, principal.environment)
-        return {"data": wallet_view(wallet)}
+        container = container_of(request)
+        size = check_per_page(per_page)
+        tokens = container.extras["page_tokens"]
+        path = request.url.path
+        wallet = load_wallet(container, principal.org_id, principal.environment)
+        view = wallet_view(wallet)
+        # Entries are numbered oldest first and never removed: the token holds the number of
+        # the last one shown, and the next page starts below it.
+        numbered = list(zip(range(len(wallet.entries) - 1, -1, -1), view["entries"], strict=True))
+        if page_token:
+            after = tokens.decode(page_token, path, {}, principal.tenant)
+            if not isinstance(after, int):
+                raise ValueError("bad page position")
+            numbered = [(n, entry) for n, entry in numbered if n < after]
+        page, more = numbered[:size], len(numbered) > size
+        next_token = tokens.encode(page[-1][0], path, {}, principal.tenant) if more else None
+        paged = page_response(
+            items=[entry for _, entry in page],
+            per_page=size,
+            path=path,
+            filters={},
+            next_token=next_token,
+            origin=origin_of(request),
+        )
+        return {**paged, "data": {**view, "entries": paged["data"]}}
