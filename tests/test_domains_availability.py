@@ -58,6 +58,18 @@ def test_rows_carry_every_field_and_simulated_outcomes(service: RunningService) 
     assert subdomain["available"] is False and subdomain["reason"] == "invalid"
 
 
+def test_names_are_compared_as_registries_know_them(service: RunningService) -> None:
+    """One trailing dot is the DNS root; an internationalized name is its `xn--` form."""
+    with service.partner(preset="limited") as client:
+        unicode, ascii_form, rooted, two_dots = check(
+            client, "Bücher.com", "xn--bcher-kva.com", "fresh-name.com.", "fresh-name.com.."
+        )
+    assert unicode == ascii_form and unicode["domain"] == "xn--bcher-kva.com"
+    assert unicode["available"] is True
+    assert rooted["domain"] == "fresh-name.com" and rooted["available"] is True
+    assert two_dots["available"] is False and two_dots["reason"] == "invalid"
+
+
 def test_limits_and_permissions(service: RunningService) -> None:
     with service.partner() as client:
         assert len(check(client, *[f"n{i}.com" for i in range(50)])) == 50
@@ -124,6 +136,11 @@ def test_generate_prefixes_before_suffixes_after_com_only(service: RunningServic
             {"tld": "io", "domains": ["ok.io"]},
             {"tld": "net", "domains": ["ok.net"]},
         ]
+        # A limit spreads over every keyword sent, not the first one's names alone.
+        spread = generate(client, keywords=["alpha", "beta", "gamma"], limit=6).json()["data"]
+        (names,) = [group["domains"] for group in spread["domains"]]
+        assert len(names) == 6
+        assert all(any(k in n for n in names) for k in ("alpha", "beta", "gamma")), names
 
 
 def test_generate_from_keywords_alone_uses_the_services_affixes(service: RunningService) -> None:

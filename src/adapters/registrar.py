@@ -12,6 +12,7 @@ Everything else is free to register at its TLD's price. Prices are in US cents.
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import dataclass
 
 CURRENCY = "usd"
@@ -42,7 +43,17 @@ REGISTERED, PREMIUM, INVALID = "registered", "premium", "invalid"
 
 
 def normalize(name: str) -> str:
-    return name.strip().lower().rstrip(".")
+    """The name as registries know it: lower case, without the root's trailing dot (one only:
+    `a.com..` stays invalid), and an internationalized name in its ASCII (`xn--`) form, so
+    `bücher.com` and `xn--bcher-kva.com` are one name."""
+    name = name.strip().lower()
+    if name.endswith("."):
+        name = name[:-1]
+    if not name.isascii():
+        # Left as sent when it has no ASCII form: the syntax check then calls it invalid.
+        with suppress(UnicodeError):
+            name = name.encode("idna").decode("ascii")
+    return name
 
 
 def tld_of(name: str) -> Tld | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from itertools import zip_longest
 from typing import Any
 
 from adapters import registrar
@@ -59,15 +60,17 @@ def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str
 def _candidates(
     keywords: list[str], prefixes: list[str], suffixes: list[str], tlds: list[str]
 ) -> list[str]:
-    seen: list[str] = []
-    for keyword in keywords:
-        labels = [p + keyword for p in prefixes] + [keyword] + [keyword + s for s in suffixes]
-        for label in labels:
-            for tld in tlds:
-                name = f"{label}.{tld}"
-                if name not in seen:
-                    seen.append(name)
-    return seen
+    """Every keyword's names, taken in turn (the first of each keyword, then the second, ...),
+    so that a limit or the 300-candidate budget spreads over all the keywords sent."""
+    per_keyword = [
+        [
+            f"{label}.{tld}"
+            for label in [p + keyword for p in prefixes] + [keyword] + [keyword + s for s in suffixes]
+            for tld in tlds
+        ]
+        for keyword in keywords
+    ]
+    return list(dict.fromkeys(name for turn in zip_longest(*per_keyword) for name in turn if name))
 
 
 def generate(container: Any, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
