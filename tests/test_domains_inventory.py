@@ -103,8 +103,10 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
         assert client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"] == job
 
         # Decisions 3: `completed` at acceptance lists only the already-correct domains.
-        accepted, again = forward(client, ["fw1.com", "fw2.com"], url)
+        # Scheme and host compare without case: fw1.com is already correct.
+        accepted, again = forward(client, ["fw1.com", "fw2.com"], "HTTPS://Landing.EXAMPLE/")
         assert (accepted["completed"], accepted["pending"]) == (["fw1.com"], ["fw2.com"])
+        assert again["forwarding_url"] == url
         assert again["completed"] == ["fw1.com", "fw2.com"]
         service.wait_projections()
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
