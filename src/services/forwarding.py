@@ -45,15 +45,17 @@ def _save(container: Any, *aggregates: Aggregate) -> None:
 def _canonical(url: str) -> str:
     """Scheme and host are case-insensitive: `https://EXAMPLE.org/z` is the URL already set
     as `https://example.org/z`, so the domain is already correct."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed `[`: the checks below refuse it
+        return url
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()))
 
 
 def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    url = str(body.get("forwarding_url") or "").strip()
+    url = _canonical(str(body.get("forwarding_url") or "").strip())
     if not FORWARDING_URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
-    url = _canonical(url)
     check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
     sent = body.get("domains") or []
     if not 1 <= len(sent) <= MAX_DOMAINS:
