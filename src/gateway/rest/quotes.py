@@ -55,7 +55,9 @@ class QuotesController(Controller):
         operation_id="createQuote",
         summary="Price an order body without placing it",
         description=(PRICES or "")
-        + "\nThe body and checks are those of `POST /orders`; nothing is recorded or charged.",
+        + "\nThe body and checks are those of `POST /orders`; nothing is recorded or charged. "
+        "A `domain_registration` line for a domain the service would choose names an example: "
+        "the order picks its own name at placement, at the same TLD price.",
         status_code=200,
         opt=WRITE_LIMITED,
         responses={
