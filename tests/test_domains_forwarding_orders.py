@@ -35,6 +35,9 @@ def test_forwarding_applies_to_domains_held_by_an_order(service: RunningService)
         assert sorted(e["data"]["domain"] for e in updated["data"]) == sorted(
             [*names, "fwo-imported.com"]
         )
+        # Each carries its domain's own status as the job finished: live on the order.
+        statuses = {e["data"]["domain"]: e["data"]["status"] for e in updated["data"]}
+        assert statuses == {**dict.fromkeys(names, "active"), "fwo-imported.com": "available"}
 
         # Already forwarding there: completed at once, nothing changes, no second event.
         again = client.post(

@@ -15,6 +15,7 @@ from test_orders_live import event_names, wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import buy, credit
 
+from audit.replay import replay
 from infra.clock import ManualClock
 
 STEP_SECONDS = 5
@@ -108,3 +109,35 @@ def test_purchase_cancelled_in_time_is_refunded_and_a_completed_one_cannot_be(
         error = error_of(refused, 409, "order_state_conflict")
         assert error["details"] == {"status": "completed", "kind": "purchase"}
         assert live.get(f"/orders/{done['id']}").json()["data"]["status"] == "completed"
+
+
+def test_a_failure_after_registration_refunds_everything(service_factory: ServiceFactory) -> None:
+    """Only a cancellation keeps a registration: a failed order was not the partner's choice."""
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        workspace = new_workspace(live)
+        bought = buy(live, "mailfail-refund.com").json()["data"]
+        advance_until(live, clock, bought["id"], "completed", step=STEP_SECONDS)
+        service.wait_projections()
+        named = [{"domain": "mailfail-refund.com", "suite": "suite_a"}]
+        body = counts(workspace, a=1, b=1, domains=named)
+        order = place(live, body).json()["data"]
+        generated = [d for d in order["domains"] if d["source"] == "generated"]
+        assert len(generated) == 1 and generated[0]["price_cents"] > 0
+        failed = advance_until(live, clock, order["id"], "failed", step=STEP_SECONDS)
+        assert failed["refunded_cents"] == order["price_cents"]
+        assert _refunds(live, order["id"]) == [order["price_cents"]]
+
+
+def test_replay_after_a_cancel_before_registration_is_identical(
+    service_factory: ServiceFactory,
+) -> None:
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        workspace = new_workspace(live)
+        order = place(live, counts(workspace, a=1)).json()["data"]
+        _cancel(live, clock, order["id"])
+    service.wait_projections()
+    c = service.container
+    report = replay(c.settings, c.store, c.read_models)
+    assert report.identical, report.as_json()

@@ -52,7 +52,11 @@ def normalize(name: str) -> str:
     if not name.isascii():
         # Left as sent when it has no ASCII form: the syntax check then calls it invalid.
         with suppress(UnicodeError):
-            name = name.encode("idna").decode("ascii")
+            ascii_form = name.encode("idna").decode("ascii")
+            # Python's codec is IDNA 2003, which maps `ß` to `ss`: a name that does not come
+            # back as sent is another name, left as sent (invalid) rather than swapped.
+            if ascii_form.encode("ascii").decode("idna") == name:
+                name = ascii_form
     return name
 
 

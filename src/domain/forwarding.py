@@ -17,6 +17,10 @@ FAILED = "failed"
 
 
 class ForwardingJob(Aggregate):
+    # The status of each pending domain (`dom_` id) when the job finished, for the `domain.*`
+    # events it fires; recorded just before `Finished`. None on jobs finished before it was.
+    domain_statuses: dict[str, str] | None = None
+
     @event("Submitted")
     def __init__(
         self,
@@ -45,10 +49,17 @@ class ForwardingJob(Aggregate):
     def tenant(self) -> str:
         return f"{self.org_id}:{self.environment}"
 
-    def finish(self, resolves: bool, reason: str | None, at: float) -> None:
+    def finish(
+        self, resolves: bool, reason: str | None, domain_statuses: dict[str, str], at: float
+    ) -> None:
         if self.status != IN_PROGRESS:
             return
+        self._domain_statuses_noted(statuses=domain_statuses, at=at)
         self._finished(resolves=resolves, reason=reason, at=at)
+
+    @event("DomainStatusesNoted")
+    def _domain_statuses_noted(self, *, statuses: dict[str, str], at: float) -> None:
+        self.domain_statuses = statuses
 
     @event("Finished")
     def _finished(self, *, resolves: bool, reason: str | None, at: float) -> None:

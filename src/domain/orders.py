@@ -306,17 +306,23 @@ class Order(Aggregate):
 
     @property
     def refundable_cents(self) -> int:
-        """Money back on failure or cancellation before completion; a completed order was
-        delivered, so its charge stands, as does the registration of every domain it already
-        registered (the organization keeps the domain)."""
+        """Money back on failure before completion: all of it (a completed order was
+        delivered, so its charge stands)."""
         if self.completed_at is not None:
             return 0
+        return self.charged_cents - self.refunded_cents
+
+    @property
+    def cancel_refund_cents(self) -> int:
+        """Money back on a cancellation before completion: all but the registration of every
+        domain the order already registered, which the organization keeps (free for a new
+        order, spec 3)."""
         kept = sum(
             int(item.get("price_cents") or 0)
             for item in self.domains
             if item.get("source") in BOUGHT_SOURCES and item.get("registered")
         )
-        return max(0, self.charged_cents - self.refunded_cents - kept)
+        return max(0, self.refundable_cents - kept)
 
     # Recorded mutators: assignment only, they re-run on every replay.
 

@@ -63,9 +63,11 @@ def _search_path_of(url: str | None) -> str | None:
     if not url:
         return None
     for options in parse_qs(urlsplit(url).query).get("options", []):
-        found = re.search(r"-c\s*search_path\s*=\s*([^\s]+)", options)
+        found = re.search(r"(?:-c\s*|--)search_path\s*=\s*([^\s]+)", options)
         if found:
-            return found.group(1).split(",")[0].strip().strip('"') or None
+            # The first schema named outright (`"$user"` stands for the role's own name).
+            schemas = [part.strip().strip('"') for part in found.group(1).split(",")]
+            return next((name for name in schemas if name and not name.startswith("$")), None)
     return None
 
 

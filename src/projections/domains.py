@@ -17,7 +17,7 @@ from typing import Any
 
 from domain.domains import Domain, origin_of
 from domain.forwarding import ForwardingJob
-from domain.orders import ACTIVE_STATES, PURCHASE, Order, never_registered, shown_item_status
+from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
@@ -300,7 +300,9 @@ def unregistered_at_cancel(store: Any, event: Any) -> list[dict[str, Any]]:
     """The items a cancellation dropped: domains the order had not registered yet, which were
     never the organization's (`services.orders.finalize_cancel`)."""
     before: Order = store.at_version(event.originator_id, event.originator_version - 1)
-    return [item for item in before.domains if never_registered(item)]
+    # What this event itself left out: a cancellation saved before the rule kept every item.
+    kept = {item["id"] for item in event.domains}
+    return [item for item in before.domains if item["id"] not in kept]
 
 
 def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]]:

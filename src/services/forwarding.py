@@ -49,7 +49,9 @@ def _canonical(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:  # e.g. an unclosed `[`: the checks below refuse it
         return url
-    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()))
+    userinfo, at, host = parts.netloc.rpartition("@")  # credentials keep their case
+    netloc = f"{userinfo}{at}{host.lower()}"
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=netloc))
 
 
 def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -87,9 +89,7 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
         # its turn (the worker finishes jobs in order) so that the later URL is the one kept.
         correct = row["forwarding_url"] == url and row["id"] not in changing
         target = completed if correct else pending
-        # The domain's own status, for the `domain.*` event its change fires (spec 6: receivers
-        # decide from `data.status`); forwarding never moves it.
-        target.append({"id": row["id"], "domain": name, "domain_status": row["status"]})
+        target.append({"id": row["id"], "domain": name})
 
     job = ForwardingJob(
         org_id=principal.org_id,
@@ -124,8 +124,24 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
                 domain.set_forwarding(job.forwarding_url, at)
                 changed.append(domain)
         changed += _forward_order_domains(container, job, at)
-    job.finish(resolves, None if resolves else "forwarding_target_unresolvable", at)
+    reason = None if resolves else "forwarding_target_unresolvable"
+    job.finish(resolves, reason, _statuses_now(container, job), at)
     return changed
+
+
+def _statuses_now(container: Any, job: ForwardingJob) -> dict[str, str]:
+    """Each pending domain's status as it finishes, for the `domain.*` event it fires (spec 6:
+    receivers decide from `data.status`); forwarding itself never moves it."""
+    ids = [item["id"] for item in job.pending]
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            f"SELECT id, status FROM domains WHERE tenant = ? AND id IN ({marks})",
+            (job.tenant, *ids),
+        ).fetchall()
+    return {row["id"]: row["status"] for row in rows}
 
 
 def _holding_orders(container: Any, tenant: str, ids: list[str]) -> dict[str, list[str]]:

@@ -244,7 +244,7 @@ def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
     The pool is swept again here because a `POST /pool/add` checks the order without saving it:
     one whose check ran just before the cancel was accepted saves its pool record just after
     the cancel's own sweep, and that record must not outlive the order's inboxes."""
-    refund = order.refundable_cents
+    refund = order.cancel_refund_cents
     left_pool = _leave_pool(container, order, at)
     released = [
         {**item, "status": "available", "inboxes": []}

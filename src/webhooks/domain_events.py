@@ -71,7 +71,7 @@ def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
             "job_id": job_id,
             # Receivers decide from `data.status` (spec 6) per resource: this is a `dom_` id,
             # so the domain's status; jobs saved before it was recorded give the outcome.
-            "status": item.get("domain_status", job.status),
+            "status": (job.domain_statuses or {}).get(item["id"], job.status),
             "forwarding_status": job.status,
         }
         if job.reason:
