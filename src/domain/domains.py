@@ -42,7 +42,7 @@ NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
 SUITES = ("suite_a", "suite_b")
 
 
-def origin_of(item: dict[str, Any]) -> str:
+def listed_source(item: dict[str, Any]) -> str:
     """Where an order's domain came from, in the `source` words of `GET /domains`: the item's
     own `source` says how the order came by it (`named`, `inventory`, `generated`, `purchase`),
     `origin` (recorded at placement for a domain already owned) how the account did."""

@@ -124,16 +124,17 @@ class Settings:
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
         data_dir = Path(env.get("PARTNER_API_DATA_DIR", "./var")).resolve()
+        schema = database_schema(env)
         return cls(
             data_dir=data_dir,
             database_url=env.get("PARTNER_API_DATABASE_URL") or None,
-            database_schema=database_schema(env),
+            database_schema=schema,
             database_pool_size=_pool_size(env.get("PARTNER_API_DATABASE_POOL_SIZE")),
             nats_url=env.get("NATS_URL") or None,
             nats_stream=env.get("PARTNER_API_NATS_STREAM")
             or default_stream_name(
                 env.get("PARTNER_API_DATABASE_URL") or None,
-                database_schema(env),
+                schema,
                 data_dir,
             ),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.domains import Domain, origin_of
+from domain.domains import Domain, listed_source
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
 from infra.ids import public_id
@@ -212,7 +212,7 @@ class DomainInventory(ReadModel):
                 item["domain"],
                 status,
                 category,
-                origin_of(item),
+                listed_source(item),
                 item.get("suite") if connected else None,
                 item.get("suite") if connected else None,
                 public_id("ord", order.id) if connected else None,
@@ -280,7 +280,7 @@ class DomainInventory(ReadModel):
                 item["domain"],
                 "available",
                 "inventory",
-                origin_of(item),
+                listed_source(item),
                 None,
                 None,
                 None,

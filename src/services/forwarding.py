@@ -116,6 +116,7 @@ def _pending_in(container: Any, job_ids: list[str]) -> set[str]:
 def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
     at = container.clock.now()
     resolves = dns.forwarding_resolves(job.forwarding_url)
+    rows = _pending_rows(container, job)
     changed: list[Aggregate] = []
     if resolves:
         for item in job.pending:
@@ -123,42 +124,38 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
             if isinstance(domain, Domain):
                 domain.set_forwarding(job.forwarding_url, at)
                 changed.append(domain)
-        changed += _forward_order_domains(container, job, at)
+        changed += _forward_order_domains(container, job, rows, at)
     reason = None if resolves else "forwarding_target_unresolvable"
-    job.finish(resolves, reason, _statuses_now(container, job), at)
+    # Each domain's status as the job finishes, for the `domain.*` event it fires (spec 6:
+    # receivers decide from `data.status`); forwarding itself never moves it.
+    job.finish(resolves, reason, {dom_id: row["status"] for dom_id, row in rows.items()}, at)
     return changed
 
 
-def _statuses_now(container: Any, job: ForwardingJob) -> dict[str, str]:
-    """Each pending domain's status as it finishes, for the `domain.*` event it fires (spec 6:
-    receivers decide from `data.status`); forwarding itself never moves it."""
+def _pending_rows(container: Any, job: ForwardingJob) -> dict[str, dict[str, Any]]:
+    """The inventory rows (status, holding order) of the job's pending domains, by `dom_` id."""
     ids = [item["id"] for item in job.pending]
     if not ids:
         return {}
     marks = ", ".join("?" for _ in ids)
     with container.read_db.read() as cur:
         rows = cur.execute(
-            f"SELECT id, status FROM domains WHERE tenant = ? AND id IN ({marks})",
+            f"SELECT id, status, order_id FROM domains WHERE tenant = ? AND id IN ({marks})",
             (job.tenant, *ids),
         ).fetchall()
-    return {row["id"]: row["status"] for row in rows}
+    return {row["id"]: row for row in rows}
 
 
-def _holding_orders(container: Any, tenant: str, ids: list[str]) -> dict[str, list[str]]:
+def _holding_orders(
+    container: Any, tenant: str, ids: list[str], rows: dict[str, dict[str, Any]]
+) -> dict[str, list[str]]:
     """The `dom_` ids by the order holding them: the order a connected row names, else (a
     purchase's inventory, a released order's) the last order that listed the domain."""
-    held: dict[str, str] = {}
-    marks = ", ".join("?" for _ in ids)
-    with container.read_db.read() as cur:
-        for row in cur.execute(
-            f"SELECT id, order_id FROM domains WHERE tenant = ? AND id IN ({marks}) "
-            "AND order_id IS NOT NULL",
-            (tenant, *ids),
-        ).fetchall():
-            held[row["id"]] = row["order_id"]
-        rest = [dom_id for dom_id in ids if dom_id not in held]
-        if rest:
-            marks = ", ".join("?" for _ in rest)
+    held = {dom_id: row["order_id"] for dom_id, row in rows.items() if row["order_id"]}
+    rest = [dom_id for dom_id in ids if dom_id not in held]
+    if rest:
+        marks = ", ".join("?" for _ in rest)
+        with container.read_db.read() as cur:
             for row in cur.execute(
                 f"SELECT dom_id, order_id FROM order_domains WHERE tenant = ? "
                 f"AND dom_id IN ({marks}) ORDER BY position",
@@ -171,13 +168,16 @@ def _holding_orders(container: Any, tenant: str, ids: list[str]) -> dict[str, li
     return by_order
 
 
-def _forward_order_domains(container: Any, job: ForwardingJob, at: float) -> list[Aggregate]:
-    """The orders holding any of the job's pending domains, with the URL set on them."""
+def _forward_order_domains(
+    container: Any, job: ForwardingJob, rows: dict[str, dict[str, Any]], at: float
+) -> list[Aggregate]:
+    """The orders holding any of the job's pending domains (`rows`: their inventory rows),
+    with the URL set on them."""
     ids = [item["id"] for item in job.pending]
     if not ids:
         return []
     orders: list[Aggregate] = []
-    for order_id, dom_ids in _holding_orders(container, job.tenant, ids).items():
+    for order_id, dom_ids in _holding_orders(container, job.tenant, ids, rows).items():
         order = container.store.find(parse_id("ord", order_id), Order)
         if isinstance(order, Order) and order.tenant == job.tenant:
             version = order.version

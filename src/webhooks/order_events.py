@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.domains import NAMESERVERS_NOT_POINTED, origin_of, usable_for
+from domain.domains import NAMESERVERS_NOT_POINTED, listed_source, usable_for
 from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from fulfillment.steps import NAMESERVERS
@@ -62,7 +62,7 @@ def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
     return {
         **domain_view(item, order.status),
         "category": "connected",
-        "source": origin_of(item),
+        "source": listed_source(item),
         "order_id": public_id("ord", order.id),
         "customer_id": order.customer_id,
         "usable_for": usable_for({item["suite"], *item.get("shared_with", ())}),

@@ -8,7 +8,7 @@ from typing import Any
 from litestar import Request
 
 from gateway.rest.auth import principal_of
-from gateway.rest.pagination import check_per_page, page_response
+from gateway.rest.pagination import bad_token, check_per_page, page_response
 from runtime.container import Container
 
 
@@ -63,6 +63,35 @@ def list_page(
         per_page=size,
         path=path,
         filters=filters,
+        next_token=next_token,
+        origin=origin_of(request),
+    )
+
+
+def memory_page(
+    request: Request[Any, Any, Any],
+    keyed: Sequence[tuple[int, Any]],
+    per_page: int | None,
+    page_token: str | None,
+) -> dict[str, Any]:
+    """A page of an in-memory list given in the order shown, each item with a strictly
+    decreasing key (as `list_page` pages a table by `position` DESC). The token holds the last
+    key shown, so items added in front between two pages never shift the next one."""
+    size = check_per_page(per_page)
+    tokens = container_of(request).extras["page_tokens"]
+    path, tenant = request.url.path, principal_of(request).tenant
+    if page_token:
+        after = tokens.decode(page_token, path, {}, tenant)
+        if not isinstance(after, int):
+            raise bad_token()
+        keyed = [(key, item) for key, item in keyed if key < after]
+    page = keyed[:size]
+    next_token = tokens.encode(page[-1][0], path, {}, tenant) if len(keyed) > size else None
+    return page_response(
+        items=[item for _, item in page],
+        per_page=size,
+        path=path,
+        filters={},
         next_token=next_token,
         origin=origin_of(request),
     )

@@ -16,7 +16,7 @@ DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
 
 
-def _bad_token() -> DomainError:
+def bad_token() -> DomainError:
     return DomainError(
         "invalid_request",
         "page_token is not valid for this list; use links.next as given.",
@@ -44,14 +44,14 @@ class PageTokens:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (ValueError, TypeError):
-            raise _bad_token() from None
+            raise bad_token() from None
         payload, mac = raw[:-16], raw[-16:]
         expected = hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
         if len(raw) <= 16 or not hmac.compare_digest(mac, expected):
-            raise _bad_token()
+            raise bad_token()
         data = json.loads(payload)
         if data.get("s") != self._scope(path, filters, tenant):
-            raise _bad_token()
+            raise bad_token()
         return data["a"]
 
 

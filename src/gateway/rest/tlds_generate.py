@@ -9,11 +9,9 @@ import msgspec
 from litestar import Controller, Request, get, post
 from litestar.openapi.datastructures import ResponseSpec
 
-from domain.errors import DomainError
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.bundles import Links, Meta
-from gateway.rest.lists import container_of, origin_of
-from gateway.rest.pagination import check_per_page, page_response
+from gateway.rest.lists import container_of, memory_page
 from gateway.rest.schema_notes import documented
 from services.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, tld_catalog
 from services.generation import __doc__ as GENERATION_RULES
@@ -80,7 +78,8 @@ class TldsGenerateController(Controller):
     ) -> dict[str, Any]:
         # Paged like every list (decisions.md 3: `per_page`, `page_token`; `data`, `links`,
         # `meta`), although the whole catalog fits on the default page.
-        return _catalog_page(request, tld_catalog(), per_page, page_token)
+        catalog = [(-index, tld) for index, tld in enumerate(tld_catalog())]
+        return memory_page(request, catalog, per_page, page_token)
 
     @post(
         "/generate",
@@ -98,24 +97,3 @@ class TldsGenerateController(Controller):
         body = msgspec.to_builtins(data)
         tenant = principal_of(request).tenant
         return {"data": await anyio.to_thread.run_sync(lambda: generate(container, tenant, body))}
-
-
-def _catalog_page(
-    request: Request[Any, Any, Any],
-    catalog: list[dict[str, Any]],
-    per_page: int | None,
-    page_token: str | None,
-) -> dict[str, Any]:
-    """An offset page over a fixed in-memory list, with the same signed tokens as the tables."""
-    size = check_per_page(per_page)
-    tokens = container_of(request).extras["page_tokens"]
-    path, tenant = request.url.path, principal_of(request).tenant
-    start = tokens.decode(page_token, path, {}, tenant) if page_token else 0
-    if not isinstance(start, int) or start < 0:
-        raise DomainError("invalid_request", "page_token is not valid for this list.", field="page_token")
-    end = start + size
-    next_token = tokens.encode(end, path, {}, tenant) if end < len(catalog) else None
-    return page_response(
-        items=catalog[start:end], per_page=size, path=path, filters={}, next_token=next_token,
-        origin=origin_of(request),
-    )

@@ -10,8 +10,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
-from gateway.rest.lists import container_of, origin_of
-from gateway.rest.pagination import check_per_page, page_response
+from gateway.rest.lists import container_of, memory_page
 from services.wallet import load_wallet, wallet_view
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
@@ -73,28 +72,9 @@ class WalletController(Controller):
         page_token: str | None = None,
     ) -> dict[str, Any]:
         principal = principal_of(request)
-        container = container_of(request)
-        size = check_per_page(per_page)
-        tokens = container.extras["page_tokens"]
-        path = request.url.path
-        wallet = load_wallet(container, principal.org_id, principal.environment)
+        wallet = load_wallet(container_of(request), principal.org_id, principal.environment)
         view = wallet_view(wallet)
-        # Entries are numbered oldest first and never removed: the token holds the number of
-        # the last one shown, and the next page starts below it.
+        # Entries are numbered oldest first and never removed: newest first, the numbers fall.
         numbered = list(zip(range(len(wallet.entries) - 1, -1, -1), view["entries"], strict=True))
-        if page_token:
-            after = tokens.decode(page_token, path, {}, principal.tenant)
-            if not isinstance(after, int):
-                raise ValueError("bad page position")
-            numbered = [(n, entry) for n, entry in numbered if n < after]
-        page, more = numbered[:size], len(numbered) > size
-        next_token = tokens.encode(page[-1][0], path, {}, principal.tenant) if more else None
-        paged = page_response(
-            items=[entry for _, entry in page],
-            per_page=size,
-            path=path,
-            filters={},
-            next_token=next_token,
-            origin=origin_of(request),
-        )
+        paged = memory_page(request, numbered, per_page, page_token)
         return {**paged, "data": {**view, "entries": paged["data"]}}
