@@ -221,10 +221,27 @@ def test_options_allow_lists_every_method_of_the_path(service: RunningService) -
             for path in ("/orders", "/bundles/bun_0", "/swaps", "/domains/import/jobs")
         }
     assert {path: (r.status_code, r.headers["Allow"]) for path, r in answers.items()} == {
-        "/orders": (204, "GET, OPTIONS, POST"),
-        "/bundles/bun_0": (204, "GET, OPTIONS, PATCH"),
-        "/swaps": (204, "GET, OPTIONS, POST"),
-        "/domains/import/jobs": (204, "GET, OPTIONS, POST"),
+        "/orders": (204, "GET, HEAD, OPTIONS, POST"),
+        "/bundles/bun_0": (204, "GET, HEAD, OPTIONS, PATCH"),
+        "/swaps": (204, "GET, HEAD, OPTIONS, POST"),
+        "/domains/import/jobs": (204, "GET, HEAD, OPTIONS, POST"),
     }
     for response in answers.values():
         _request_id(response)
+
+
+def test_head_answers_as_get_without_content(service: RunningService) -> None:
+    """RFC 9110 9.3.2: HEAD wherever GET is served, with GET's status and headers and no body;
+    errors keep their status and request id."""
+    with service.partner() as client:
+        for path in ("/me", "/me?probe=1", "/orders?per_page=2", "/no/such/thing"):
+            get, head = client.get(path), client.head(path)
+            assert head.status_code == get.status_code, path
+            assert head.content == b"", path
+            assert head.headers["Content-Length"] == get.headers["Content-Length"], path
+            assert head.headers["Content-Type"] == get.headers["Content-Type"], path
+            _request_id(head)
+        assert client.head("/orders/ord_missing").status_code == 404
+    with service.client() as anonymous:
+        assert anonymous.head("/me").status_code == 401
+        assert anonymous.head("/me").content == b""

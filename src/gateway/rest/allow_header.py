@@ -1,4 +1,4 @@
-"""`Allow` on OPTIONS answers lists every method of the path.
+"""`Allow` on OPTIONS answers lists every method of the path (HEAD with GET).
 
 Litestar builds a route's OPTIONS handler when the path's first handler is registered, and the
 handler keeps reading that first route's methods: for `/orders` it answered `OPTIONS, POST`
@@ -8,6 +8,7 @@ the answer goes out.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from litestar import Litestar
@@ -18,10 +19,15 @@ def allowed_methods(app: Litestar) -> dict[str, bytes]:
     """Each HTTP path template of the app (`/bundles/{bundle_id}`, as routing names it) -> its
     `Allow` header value."""
     return {
-        route.path_format: ", ".join(sorted(route.methods)).encode()
+        route.path_format: ", ".join(sorted(_with_head(route.methods))).encode()
         for route in app.routes
         if isinstance(route, HTTPRoute)
     }
+
+
+def _with_head(methods: Collection[str]) -> set[str]:
+    """The outermost layer answers HEAD wherever GET is served (`request_id.py`)."""
+    return {*methods, "HEAD"} if "GET" in methods else set(methods)
 
 
 def correct_allow_header(app: Litestar) -> None:

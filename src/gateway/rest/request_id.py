@@ -47,6 +47,12 @@ class RequestIdMiddleware:
             return
         request_id = new_request_id()
         scope["request_id"] = request_id
+        method = scope["method"]
+        if method == "HEAD":
+            # RFC 9110 9.3.2: HEAD is GET without the content, same status and headers (with
+            # GET's Content-Length), wherever GET is served. The server keeps its own scope,
+            # which still says HEAD, so it sends no body either.
+            scope = {**scope, "method": "GET"}
         header = (b"service-request-id", request_id.encode())
         started = time.perf_counter()
         status_seen = 500
@@ -58,6 +64,8 @@ class RequestIdMiddleware:
                 response_started = True
                 status_seen = message["status"]
                 message["headers"] = [*message.get("headers", []), header]
+            elif method == "HEAD" and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             await send(message)
 
         direct = None
@@ -75,9 +83,7 @@ class RequestIdMiddleware:
             await _send_internal_error(send, request_id, header)
         finally:
             route = scope.get("path_template") or "unmatched"
-            metrics.observe_request(
-                scope.get("method", ""), route, status_seen, time.perf_counter() - started
-            )
+            metrics.observe_request(method, route, status_seen, time.perf_counter() - started)
 
 
 async def _send_internal_error(send: Any, request_id: str, header: tuple[bytes, bytes]) -> None:
