@@ -53,6 +53,8 @@ def test_rows_carry_every_field_and_simulated_outcomes(service: RunningService) 
     assert taken["available"] is False and taken["reason"] == "registered"
     assert taken["price_cents"] == 3999 and taken["usable_for"] == []
     assert premium["available"] is False and premium["reason"] == "premium"
+    # A registry's premium price, not the TLD's standard one (decisions 5 simulator).
+    assert (premium["price_cents"], premium["renewal_price_cents"]) == (1299 * 50, 1599 * 50)
     assert bad["reason"] == "invalid" and unknown_tld["reason"] == "invalid"
     # A name under a registered name is not one a registry sells.
     assert subdomain["available"] is False and subdomain["reason"] == "invalid"

@@ -6,7 +6,9 @@
 | a first label starting with `premium` | premium: `available: false`, `reason: "premium"` |
 | a syntactically invalid name, or a TLD outside the catalog | `available: false`, `reason: "invalid"` |
 
-Everything else is free to register at its TLD's price. Prices are in US cents.
+Everything else is free to register at its TLD's price. Prices are in US cents; a premium name is
+priced at `PREMIUM_PRICE_FACTOR` times its TLD's prices (what a registry would ask, though we do
+not sell it), so an availability row never shows a premium name at the standard price.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ CATALOG: dict[str, Tld] = {
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 DOMAIN_NAME = re.compile(rf"^(?=.{{4,253}}$)(?:{_LABEL}\.)+[a-z]{{2,63}}$")
 REGISTERED, PREMIUM, INVALID = "registered", "premium", "invalid"
+PREMIUM_PRICE_FACTOR = 50
 
 
 def normalize(name: str) -> str:
@@ -90,4 +93,7 @@ def is_registrable(name: str) -> bool:
 def prices(name: str) -> tuple[int, int]:
     """Registration and renewal price of a name; names outside the catalog cost 0."""
     tld = tld_of(name)
-    return (tld.price_cents, tld.renewal_price_cents) if tld else (0, 0)
+    if tld is None:
+        return 0, 0
+    factor = PREMIUM_PRICE_FACTOR if registry_refusal(name) == PREMIUM else 1
+    return tld.price_cents * factor, tld.renewal_price_cents * factor
