@@ -79,7 +79,11 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
             ("/bundles", "name"): {**bundle, "name": ""},
             ("/domains/generate", "keywords[0]"): {"keywords": ["two words"]},
             ("/pool/add", "domains[0]"): {"domains": [" "]},
-            ("/swaps", None): {"order_id": "ord_\u0000", "domain": "a.com"},
+            ("/swaps", "order_id"): {"order_id": "ord_\u0000", "domain": "a.com"},
+            ("/domains/availability", "domains[1]"): {"domains": ["a.com", "b\u0000.com"]},
+            ("/quotes", "destination.workspace_id"): {"destination": {"workspace_id": "wrk_\u0000"},
+                                                      "suite_a": {"domains": 1,
+                                                                  "inboxes_per_domain": 1}},
             ("/domains/forwarding", "forwarding_url"): {"domains": ["a.com"],
                                                         "forwarding_url": "http://"},
             ("/users", "first_name"): {"workspace_id": "wrk_" + "0" * 32, "email": "a@b.co",
@@ -96,6 +100,8 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
         for (path, field), body in refused.items():
             error = client.post(path, json=body).json()["error"]
             assert (error["code"], error.get("field")) == ("invalid_request", field), (path, error)
+        query = client.get("/domains", params={"domain": "a\u0000.com"}).json()["error"]
+        assert (query["code"], query["field"]) == ("invalid_request", "domain")
         endpoint = client.put("/webhook_endpoint", json={"url": "https://"}).json()["error"]
         assert endpoint["field"] == "url"
         created = client.post("/bundles", json={**bundle, "name": "B"}).json()["data"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl
 
 from litestar import Request
 
@@ -18,22 +18,33 @@ from domain.errors import invalid
 MESSAGE = "Text must not contain NUL (U+0000) characters."
 
 
-def _holds_nul(value: Any) -> bool:
+def nul_path(value: Any, path: str = "") -> str | None:
+    """The dot path (`domains[0]`, `credentials.api_key`) of the first text holding a NUL in a
+    decoded JSON value, or None. A NUL in a property's name is that property's fault."""
     if isinstance(value, str):
-        return "\x00" in value
+        return path if "\x00" in value else None
     if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            found = here if "\x00" in key else nul_path(item, here)
+            if found is not None:
+                return found
     if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False
+        for number, item in enumerate(value):
+            found = nul_path(item, f"{path}[{number}]")
+            if found is not None:
+                return found
+    return None
 
 
 async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     if "\x00" in request.scope["path"]:
         raise invalid(MESSAGE)
     query = request.scope.get("query_string", b"").decode("latin-1")
-    if "%00" in query and "\x00" in unquote(query):
-        raise invalid(MESSAGE)
+    if "%00" in query:
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                raise invalid(MESSAGE, name)
     if request.method in ("GET", "HEAD", "DELETE"):
         return
     body = await request.body()  # kept on the connection: the handler reads it again for free
@@ -43,5 +54,6 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
         decoded = json.loads(body)
     except ValueError:
         return  # not JSON: the handler's decoding answers
-    if _holds_nul(decoded):
-        raise invalid(MESSAGE)
+    field = nul_path(decoded)
+    if field is not None:
+        raise invalid(MESSAGE, field or None)
