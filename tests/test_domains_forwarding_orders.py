@@ -131,3 +131,42 @@ def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(
         for job in (to_b, back_to_a):
             shown = client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]
             assert shown["status"] == "completed"
+
+
+def _refused_forwarding(client: Any, placed: dict[str, Any]) -> None:
+    """The order completed without its unresolvable target, and each domain said so."""
+    assert placed["status"] == "completed"
+    assert placed["forwarding_url"] == "https://dead.invalid/"
+    assert {d["forwarding_url"] for d in placed["domains"]} == {None}
+    for item in placed["domains"]:
+        assert client.get(f"/domains/{item['id']}").json()["data"]["forwarding_url"] is None
+    failed = client.get("/events", params={"type": "domain.forwarding_failed"}).json()["data"]
+    assert sorted(e["data"]["id"] for e in failed) == sorted(d["id"] for d in placed["domains"])
+    for event in failed:
+        assert event["data"]["forwarding_url"] == "https://dead.invalid/"
+        assert event["data"]["order_id"] == placed["id"] and event["data"]["job_id"] is None
+        assert (event["data"]["forwarding_status"], event["data"]["status"]) == ("failed", "active")
+        assert event["data"]["reason"] == "forwarding_target_unresolvable"
+    assert client.get("/events", params={"type": "domain.forwarding_updated"}).json()["data"] == []
+
+
+def test_an_order_forwarding_to_a_name_that_does_not_resolve(service: RunningService) -> None:
+    """Decisions 5: a target ending in `.invalid` gives `domain.forwarding_failed`, on an order's
+    domains as through `POST /domains/forwarding`; the mailboxes do not depend on it."""
+    with service.partner() as client:
+        placed = order(client, forwarding_url="https://dead.invalid/")
+        service.wait_projections()
+        _refused_forwarding(client, placed)
+
+
+def test_a_live_order_forwarding_to_a_name_that_does_not_resolve(
+    service_factory: ServiceFactory,
+) -> None:
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 50_000)
+    with service.client(service.new_key(org, "live")) as client:
+        placed = wait_status(client, order(client, forwarding_url="https://dead.invalid/")["id"],
+                             "completed")
+        service.wait_projections()
+        _refused_forwarding(client, placed)

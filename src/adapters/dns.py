@@ -75,6 +75,10 @@ def nameservers_pointed(name: str, started_at: float, now: float) -> bool:
     return True
 
 
+# Why a forwarding change is refused when its target does not resolve.
+FORWARDING_UNRESOLVABLE = "forwarding_target_unresolvable"
+
+
 def forwarding_resolves(url: str) -> bool:
     host = (urlsplit(url).hostname or "").rstrip(".").lower()
     return bool(host) and not host.endswith(".invalid") and host != "invalid"

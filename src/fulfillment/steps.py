@@ -57,10 +57,16 @@ def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
 
 
 def _dns(order: Order, domains: list[dict[str, Any]]) -> Outcome:
+    url = order.forwarding_url
+    # Decisions 5: a target that does not resolve is not applied; the order still completes
+    # (its mail does not depend on it) and each domain reports `domain.forwarding_failed`.
+    refused = url is not None and not dns.forwarding_resolves(url)
     for item in domains:
         if not item.get("dns_records"):
             item["dns_records"] = mailboxes.dns_records(item["domain"], item["suite"])
-        item["forwarding_url"] = order.forwarding_url
+        item["forwarding_url"] = None if refused else url
+        if refused:
+            item["forwarding_failure"] = dns.FORWARDING_UNRESOLVABLE
     return Outcome(domains)
 
 

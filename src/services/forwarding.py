@@ -125,7 +125,7 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
                 domain.set_forwarding(job.forwarding_url, at)
                 changed.append(domain)
         changed += _forward_order_domains(container, job, rows, at)
-    reason = None if resolves else "forwarding_target_unresolvable"
+    reason = None if resolves else dns.FORWARDING_UNRESOLVABLE
     # Each domain's status as the job finishes, for the `domain.*` event it fires (spec 6:
     # receivers decide from `data.status`); forwarding itself never moves it.
     job.finish(resolves, reason, {dom_id: row["status"] for dom_id, row in rows.items()}, at)

@@ -54,7 +54,28 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     for item in order.domains:
         data = _connected_domain(order, item)
         events.append(event_about(order, "domain.connected", item["id"], data, event.at))
+    # After every other event of the completion, so those keep the ids they always had.
+    events += [
+        event_about(order, "domain.forwarding_failed", item["id"],
+                    _forwarding_refused(order, item), event.at)
+        for item in order.domains if item.get("forwarding_failure")
+    ]
     return events
+
+
+def _forwarding_refused(order: Order, item: dict[str, Any]) -> dict[str, Any]:
+    """The order's forwarding target was not applied to this domain: the fields a forwarding
+    job's `domain.forwarding_failed` carries, with no job and the order named."""
+    return {
+        "id": item["id"],
+        "domain": item["domain"],
+        "forwarding_url": order.forwarding_url,
+        "job_id": None,
+        "order_id": public_id("ord", order.id),
+        "status": shown_item_status(order.status, item),
+        "forwarding_status": "failed",
+        "reason": item["forwarding_failure"],
+    }
 
 
 def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
