@@ -213,3 +213,16 @@ def test_order_webhook_events(service: RunningService) -> None:
             d["domain"] for d in order["domains"]
         )
         assert connected[0]["data"]["order_id"] == order["id"]
+
+
+def test_every_spelling_of_a_private_picture_host_needs_action(service: RunningService) -> None:
+    """Decisions 5: a picture whose host is not public sends the order to `action_required`,
+    however the address is written (the suites' fetchers resolve `127.1` as the C library does)."""
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        for host in ("127.1", "127.0.1", "10.1", "0177.0.0.1", "0x7f.0.0.1", "2130706433",
+                     "[::ffff:127.0.0.1]", "pictures.invalid"):
+            body = counts(workspace, a=1, profile_picture_url=f"https://{host}/p.png")
+            assert place(client, body).json()["data"]["status"] == "action_required", host
+        public = counts(workspace, a=1, profile_picture_url="https://93.184.216.34/p.png")
+        assert place(client, public).json()["data"]["status"] == "completed"

@@ -14,7 +14,6 @@ suite's MX and SPF plus DMARC and a DKIM record holding a freshly generated Ed25
 from __future__ import annotations
 
 import base64
-import ipaddress
 import re
 import unicodedata
 from typing import Any
@@ -22,6 +21,8 @@ from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from infra.addresses import is_public_address, literal_address
 
 SUITES = ("suite_a", "suite_b")
 DEFAULT_PERSONAS: tuple[tuple[str, str], ...] = (
@@ -41,7 +42,7 @@ _MX = {
     "suite_b": [("mail.protection.suite-b.example", 0)],
 }
 _SPF = {"suite_a": "include:_spf.suite-a.example", "suite_b": "include:spf.suite-b.example"}
-_PRIVATE_SUFFIXES = (".local", ".internal", ".lan", ".localhost", ".home", ".corp")
+_PRIVATE_SUFFIXES = (".local", ".internal", ".lan", ".localhost", ".home", ".corp", ".invalid")
 
 
 def profile_picture_problem(url: str | None) -> str | None:
@@ -57,15 +58,14 @@ def profile_picture_problem(url: str | None) -> str | None:
     host = (parts.hostname or "").lower().rstrip(".")
     if not host:
         return "profile_picture_url has no host."
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        if host == "localhost" or "." not in host or host.endswith(_PRIVATE_SUFFIXES):
-            return "profile_picture_url's host is not publicly reachable."
-        return None
-    if not address.is_global:
-        return "profile_picture_url's host is not publicly reachable."
-    return None
+    # Any spelling of an address counts (`127.1`, `0x7f.0.0.1`, `10.1`): the suites' fetchers
+    # resolve them as the C library does.
+    address = literal_address(host)
+    if address is not None:
+        public = is_public_address(address)
+    else:
+        public = host != "localhost" and "." in host and not host.endswith(_PRIVATE_SUFFIXES)
+    return None if public else "profile_picture_url's host is not publicly reachable."
 
 
 def refuses_domain(domain: str) -> bool:

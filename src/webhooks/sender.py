@@ -25,7 +25,8 @@ import aiohttp
 from aiohttp.abc import ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
-from webhooks.urls import check_url_shape, is_public_address, literal_address
+from infra.addresses import is_public_address, literal_address
+from webhooks.urls import check_url_shape
 
 USER_AGENT = "partner-api-webhooks/1"
 # A receiver's answer is not used: read this much of it so the connection can be kept, and

@@ -6,12 +6,12 @@ resolved to a public address at registration may point at an internal one later.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import socket
 from urllib.parse import urlsplit
 
 from domain.errors import invalid
+from infra.addresses import is_local_name, is_public_address, literal_address
 
 MAX_URL_LENGTH = 2048
 # A forwarding target as the body must write it: http(s), a host, nothing blank after it.
@@ -51,26 +51,6 @@ def _valid_host(host: str) -> bool:
     return all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
-LOCAL_NAME_SUFFIXES = (".localhost", ".local", ".internal")
-
-
-def is_local_name(host: str) -> bool:
-    host = host.lower().rstrip(".")
-    return host == "localhost" or host.endswith(LOCAL_NAME_SUFFIXES)
-
-
-def literal_address(host: str) -> str | None:
-    """The IP a host names literally, legacy IPv4 spellings too (`127.1`, `2130706433`)."""
-    try:
-        return str(ipaddress.ip_address(host.split("%", 1)[0]))
-    except ValueError:
-        pass
-    try:
-        return str(ipaddress.IPv4Address(socket.inet_aton(host)))
-    except (OSError, UnicodeError, ValueError):
-        return None
-
-
 def check_forwarding_target(url: str, field: str, allow_private: bool) -> None:
     """A forwarding URL may be plain http, but must not name a private, loopback, link-local or
     metadata host (the provider requests it); by name, or by address when it is one."""
@@ -83,13 +63,6 @@ def check_forwarding_target(url: str, field: str, allow_private: bool) -> None:
     address = literal_address(host)
     if is_local_name(host) or (address is not None and not is_public_address(address)):
         raise invalid(f"{field} must not point at a private, loopback or link-local address.", field)
-
-
-def is_public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
 
 
 def resolve(host: str) -> list[str]:
