@@ -220,3 +220,20 @@ def test_whole_numbers_written_as_floats_are_integers(service: RunningService) -
     assert (fraction["code"], fraction["field"]) == ("invalid_request", "suite_a.domains")
     assert (name["field"], "float" in name["message"]) == ("name", True), name
     assert (huge["field"], "float" in huge["message"]) == ("quantity", True), huge
+
+
+def test_a_body_nested_past_any_depth_we_read_is_400(service: RunningService) -> None:
+    """Valid JSON nested thousands deep: refused as a body, never a 500."""
+    deep = b'{"domains":' + b"[" * 5000 + b"]" * 5000 + b"}"
+    nul = b'{"domains":' + b"[" * 990 + b'"\\u0000"' + b"]" * 990 + b"}"
+    with service.partner() as client:
+        for path in ("/domains/availability", "/orders", "/pool/remove", "/bundles",
+                     "/webhook_endpoint"):
+            response = client.post(path, content=nul, headers={
+                "Idempotency-Key": f"nul-{path}", "Content-Type": "application/json"})
+            assert response.status_code in (400, 405), (path, response.text)
+            method = client.put if path == "/webhook_endpoint" else client.post
+            response = method(path, content=deep, headers={
+                "Idempotency-Key": f"deep-{path}", "Content-Type": "application/json"})
+            assert response.status_code == 400, (path, response.text)
+            assert response.json()["error"]["code"] == "invalid_request"

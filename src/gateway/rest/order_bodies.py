@@ -62,7 +62,12 @@ async def decode_body(request: Request[Any, Any, Any], kind: type[T]) -> T:
             raise invalid(clean_msgspec_message(str(exc)), field_from_msgspec(str(exc))) from None
     except (msgspec.DecodeError, UnicodeDecodeError):  # bad UTF-8 inside a string is the latter
         pass
+    except RecursionError:
+        raise invalid(TOO_DEEP) from None
     raise invalid("The body is not valid JSON.") from None
+
+
+TOO_DEEP = "The body is nested too deeply."
 
 
 def _is_json(raw: bytes) -> bool:
@@ -70,6 +75,8 @@ def _is_json(raw: bytes) -> bool:
         msgspec.json.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return False
+    except RecursionError:
+        return True  # well-formed as far as it was read, deeper than any body of ours
     return True
 
 

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 from litestar import Request
 
 from domain.errors import invalid
+from gateway.rest.order_bodies import TOO_DEEP
 
 MESSAGE = "Text must not contain NUL (U+0000) characters."
 
@@ -52,8 +53,10 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
         return
     try:
         decoded = json.loads(body)
+        field = nul_path(decoded)
     except ValueError:
         return  # not JSON: the handler's decoding answers
-    field = nul_path(decoded)
+    except RecursionError:
+        raise invalid(TOO_DEEP) from None
     if field is not None:
         raise invalid(MESSAGE, field or None)
