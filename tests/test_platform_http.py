@@ -51,6 +51,19 @@ def _assert_error(response, status: int, code: str) -> dict:  # type: ignore[no-
     return error  # type: ignore[no-any-return]
 
 
+def test_401_carries_the_bearer_challenge(service: RunningService) -> None:
+    """RFC 6750 3: a 401 names the scheme; a refused key is an invalid token."""
+    with service.client() as client:
+        for path in ("/me", "/orders", "/no/such/thing"):
+            assert client.get(path).headers["WWW-Authenticate"] == 'Bearer realm="partner-api"'
+    with service.client("pk_test_" + "x" * 43) as client:
+        for path in ("/me", "/orders"):
+            assert client.get(path).headers["WWW-Authenticate"] == (
+                'Bearer realm="partner-api", error="invalid_token"')
+    with service.partner() as client:
+        assert "WWW-Authenticate" not in client.get("/me").headers
+
+
 def test_missing_malformed_unknown_keys_are_401(service: RunningService) -> None:
     with service.client() as client:
         _assert_error(client.get("/me"), 401, "unauthorized")

@@ -85,6 +85,18 @@ class RateLimited(DomainError):
         self.headers["Retry-After"] = str(retry_after)
 
 
+class Unauthorized(DomainError):
+    """401, with the challenge RFC 6750 3 requires: the scheme to use, and why when a key was
+    sent and refused."""
+
+    def __init__(self, message: str, key_sent: bool) -> None:
+        super().__init__("unauthorized", message)
+        challenge = 'Bearer realm="partner-api"'
+        if key_sent:
+            challenge += ', error="invalid_token"'
+        self.headers = {"WWW-Authenticate": challenge}
+
+
 def authenticate_scope(container: Any, scope: Any) -> Principal:
     header = b""
     for name, value in scope["headers"]:
@@ -93,10 +105,12 @@ def authenticate_scope(container: Any, scope: Any) -> Principal:
             break
     scheme, _, token = header.decode("latin-1").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise DomainError("unauthorized", "Send a valid API key as 'Authorization: Bearer <key>'.")
+        raise Unauthorized(
+            "Send a valid API key as 'Authorization: Bearer <key>'.", key_sent=bool(header)
+        )
     principal: Principal | None = container.accounts.authenticate(token.strip())
     if principal is None:
-        raise DomainError("unauthorized", "The API key is missing, malformed or revoked.")
+        raise Unauthorized("The API key is missing, malformed or revoked.", key_sent=True)
     return principal
 
 
