@@ -10,7 +10,7 @@ import httpx
 from conftest import RunningService, ServiceFactory
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, place
-from test_wallet_purchase import credit
+from test_wallet_purchase import buy, credit
 from webhook_receiver import wait_until
 
 from domain.swaps import Swap
@@ -305,3 +305,20 @@ def test_live_swaps_run_step_by_step_and_charge_the_wallet(service_factory: Serv
     assert isinstance(stored, Swap)
     assert stored.steps_done == ["register", "dns", "mailboxes", "sequencer"]
 
+
+
+def test_a_purchase_is_not_swappable(service_factory: ServiceFactory) -> None:
+    """A purchase buys domains without mailboxes (spec 4.2): a swap, which moves a domain's
+    mailboxes, has nothing to move there, and nothing is charged or changed."""
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 10_000)
+    with service.client(service.new_key(org, "live")) as client:
+        purchase = buy(client, "swp-bought.com").json()["data"]
+        wait_status(client, purchase["id"], "completed")
+        balance = client.get("/wallet").json()["data"]["balance_cents"]
+        refused = swap(client, of(purchase, "swp-bought.com"))
+        assert error_of(refused, 400, "invalid_request")["field"] == "order_id"
+        assert client.get("/wallet").json()["data"]["balance_cents"] == balance
+        assert client.get("/swaps").json()["data"] == []
+        assert order_domains(client, purchase["id"]) == {"swp-bought.com"}

@@ -21,7 +21,7 @@ from typing import Any
 
 from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ACTIVE_STATES, COMPLETED, Order
+from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, Order
 from domain.swaps import OPEN_STATES, Swap
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
@@ -136,6 +136,14 @@ def _chosen_new_domain(
 
 def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> SwapPlan:
     order = load_tenant_order(container, principal, str(body["order_id"]), "order_id")
+    if order.kind == PURCHASE:
+        # A swap moves a domain's mailboxes to another domain; a purchase has none, and its
+        # domains may serve another order, whose swap is the one to ask for.
+        raise invalid(
+            f"Order {public_id('ord', order.id)} is a domain purchase, with no mailboxes to "
+            "move; swap the domain on the order that uses it.",
+            "order_id",
+        )
     if order.status != COMPLETED:
         raise DomainError(
             "order_state_conflict",

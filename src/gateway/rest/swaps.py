@@ -141,7 +141,8 @@ class SwapsController(Controller):
             "The swap answers `created` and goes on asynchronously (`GET /swaps/{id}`, "
             "`swap.*` webhooks): sandbox keys complete within moments, with no charge; live "
             "keys are charged for a bought domain (402 `insufficient_funds`) and provisioned "
-            "step by step.\n\n"
+            "step by step. A domain purchase has no mailboxes to move: naming one as "
+            "`order_id` is 400 `invalid_request`; swap the domain on the order that uses it.\n\n"
             + (SWAP_RULES or "")
             + "\n"
             + (SWAP_STEPS_RULES or "")
