@@ -17,13 +17,11 @@ holding a freshly generated RSA-2048 public key.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from typing import Any
 from urllib.parse import urlsplit
 
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from adapters.dkim import dkim_record_value
 
 DNS_ACCOUNTS = 4
 SYNC_ACCOUNT_CAPACITY = 10
@@ -84,14 +82,8 @@ def forwarding_resolves(url: str) -> bool:
     return bool(host) and not host.endswith(".invalid") and host != "invalid"
 
 
-def dkim_public_key() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()
-    der = key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    return base64.b64encode(der).decode()
-
-
 def mail_records(name: str) -> list[dict[str, Any]]:
-    """The records every domain we manage carries: MX, SPF, DKIM (fresh key) and DMARC."""
+    """The records every domain we manage carries: MX, SPF, DKIM (RSA-2048) and DMARC."""
     return [
         {
             "type": "MX",
@@ -116,7 +108,7 @@ def mail_records(name: str) -> list[dict[str, Any]]:
         {
             "type": "TXT",
             "name": f"{DKIM_SELECTOR}._domainkey.{name}",
-            "value": f"v=DKIM1; k=rsa; p={dkim_public_key()}",
+            "value": dkim_record_value(),
             "ttl": _TTL,
         },
         {

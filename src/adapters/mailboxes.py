@@ -8,20 +8,17 @@ Like test card numbers, some inputs reach error paths on purpose:
 | a domain whose first label starts with `mailfail` | the suite refuses the domain: the order goes `failed` |
 
 Everything else succeeds: inboxes are `first.last@domain` for each persona, DNS records are the
-suite's MX and SPF plus DMARC and a DKIM record holding a freshly generated Ed25519 public key.
+suite's MX and SPF plus DMARC and a DKIM record holding an RSA-2048 public key (`adapters/dkim.py`).
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import unicodedata
 from typing import Any
 from urllib.parse import urlsplit
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
+from adapters.dkim import dkim_record_value
 from infra.addresses import is_public_address, literal_address
 
 SUITES = ("suite_a", "suite_b")
@@ -109,11 +106,6 @@ def inboxes_for(
     return inboxes
 
 
-def dkim_public_key() -> str:
-    key = Ed25519PrivateKey.generate().public_key()
-    return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
-
-
 def dns_records(domain: str, suite: str | None) -> list[dict[str, Any]]:
     """The records a domain needs to send through its suite (a bare registration: DMARC only)."""
     records: list[dict[str, Any]] = []
@@ -129,7 +121,7 @@ def dns_records(domain: str, suite: str | None) -> list[dict[str, Any]]:
             {
                 "type": "TXT",
                 "name": f"{suite.replace('_', '')}._domainkey.{domain}",
-                "value": f"v=DKIM1; k=ed25519; p={dkim_public_key()}",
+                "value": dkim_record_value(),
                 "ttl": 3600,
             }
         )
