@@ -37,7 +37,7 @@ def test_sync_import_completes_with_nameserver_groups_and_inventory(
         assert job["id"].startswith("imp_") and job["status"] == "completed"
         assert (job["submitted_count"], job["completed_count"], job["failed_count"]) == (3, 2, 1)
         grouped = sorted(d for g in job["nameserver_groups"] for d in g["domains"])
-        assert grouped == ["acme.com", "beta.io", "importfail.com"]
+        assert grouped == ["acme.com", "beta.io"]  # the failed name has nothing to point
         for group in job["nameserver_groups"]:
             assert group["nameserver_one"].startswith("ns1.") and group["nameserver_two"]
         assert job["created_at"].endswith("Z") and job["completed_at"]
@@ -149,6 +149,11 @@ def test_a_name_no_order_could_use_fails_and_another_organizations_stays_its_own
                 "fine-one.com": ("completed", None),
             }
             assert (job["completed_count"], job["failed_count"]) == (1, 3)
+            # Spec 2.6: nameservers to set, for the names imported only.
+            grouped = [d for g in job["nameserver_groups"] for d in g["domains"]]
+            assert grouped == ["fine-one.com"]
+            listed = other.get(f"/domains/import/jobs/{job['id']}").json()["data"]
+            assert listed["nameserver_groups"] == job["nameserver_groups"]
             rows = other.get("/domains", params={"category": "inventory"}).json()["data"]
             assert [r["domain"] for r in rows] == ["fine-one.com"]
         # The owner's own name stays available to it, whatever another organization tried.
