@@ -133,6 +133,12 @@ def test_only_kind_i_orders_take_a_login_pair(service: RunningService) -> None:
         accepted = place(client, body)
         assert accepted.status_code == 201, accepted.text
         assert "password" not in accepted.text and "login_sealed" not in accepted.text
+        # Decisions 5 simulator: the provider refuses a login whose password is `invalid`.
+        refused = counts(kind_i, a=1)
+        refused["destination"].update(email="ops@acme.example", password="invalid")
+        assert error_of(place(client, refused), 422, "provider_credentials_invalid")["field"] == (
+            "destination.password"
+        )
         half = counts(kind_i, a=1)
         half["destination"]["email"] = "ops@acme.example"
         assert error_of(place(client, half), 400, "invalid_request")["field"] == (

@@ -68,6 +68,10 @@ class Sequencers(Protocol):
         """Create a client account inside a kind m main account; answer its client id."""
         ...
 
+    def check_login(self, kind: str, email: str, password: str, field: str) -> None:
+        """Check a login pair an order brings for its destination (kind i)."""
+        ...
+
 
 class SimulatedSequencers:
     def connect(self, kind: str, credentials: SequencerCredentials) -> str:
@@ -95,6 +99,12 @@ class SimulatedSequencers:
             )
         self._check_key(kind, credentials)
         return max([FIRST_CLIENT_ID - 1, *existing_client_ids]) + 1
+
+    def check_login(self, kind: str, email: str, password: str, field: str) -> None:
+        if password == "invalid":
+            raise DomainError(
+                "provider_credentials_invalid", "The provider rejected this login.", field=field
+            )
 
     @staticmethod
     def _check_key(kind: str, credentials: SequencerCredentials) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters import registrar
+from adapters.sequencers import sequencers_of
 from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
 from domain.errors import DomainError, invalid
 from domain.orders import BUSY_STATES, COMPLETED
@@ -148,6 +149,10 @@ def _destination(
     if (email is None) != (password is None):
         missing = "destination.password" if password is None else "destination.email"
         raise invalid("destination.email and destination.password go together.", missing)
+    if email is not None and password is not None:
+        sequencers_of(container).check_login(
+            workspace.provider, email, password, "destination.password"
+        )
     if workspace.provider == "m" and "suite_b" in shape and not workspace.has_login_pair:
         raise DomainError(
             "provider_login_credentials_required",

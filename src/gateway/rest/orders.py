@@ -70,7 +70,12 @@ UNKNOWN_TARGET: dict[int, ResponseSpec] = {
         None,
         description="not_found (no such workspace or bundle) or sequencer_client_not_found "
         "(no such `destination.client_id`); `field` names the input",
-    )
+    ),
+    422: ResponseSpec(
+        None,
+        description="provider_credentials_invalid: the provider refused the login pair of a "
+        "kind i destination (`field` `destination.password`)",
+    ),
 }
 
 
