@@ -160,3 +160,33 @@ def test_webhook_roles_do_not_hold_the_start_while_nats_is_down(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def _requests_to_me(metrics_text: str) -> float:
+    prefix = 'partner_api_requests_total{method="GET",route="/partner/v1/me",status="200"}'
+    lines = [line for line in metrics_text.splitlines() if line.startswith(prefix)]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+def test_metrics_add_up_every_gateway_worker(service_env: dict[str, str]) -> None:
+    """decisions.md 1: request counts by route and status. Behind one port, `--workers 2` is
+    two processes; any scrape counts the requests both answered, never one worker's share."""
+    env = {**os.environ, **service_env, "PARTNER_API_HTTP_PORT": str(free_port())}
+    org = cli(env, "org", "create", "Metered")
+    secret = cli(env, "key", "create", org["id"], "--env", "test", "--preset", "full")["secret"]
+    url = f"http://127.0.0.1:{env['PARTNER_API_HTTP_PORT']}"
+    process = subprocess.Popen([*CLI, "serve", "--role", "gateway", "--workers", "2"], env=env,
+                               stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(url, process)
+        headers = {"Authorization": f"Bearer {secret}"}
+        for _ in range(40):  # new connections, so both workers answer some
+            assert httpx.get(f"{url}/partner/v1/me", headers=headers).status_code == 200
+        scrapes = {_requests_to_me(httpx.get(f"{url}/metrics").text) for _ in range(6)}
+        assert scrapes == {40.0}
+        text = httpx.get(f"{url}/metrics").text
+        assert "partner_api_projection_lag_events" in text
+        assert "partner_api_webhook_attempts_total" in text
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

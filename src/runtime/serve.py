@@ -6,9 +6,11 @@ import asyncio
 import ctypes
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,6 +19,7 @@ import uvicorn
 import uvloop
 from litestar import Litestar
 
+from gateway.rest import metrics
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
 from infra.nats_server import EmbeddedNats
@@ -177,6 +180,10 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
         f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH} ({workers} workers)",
         flush=True,
     )
+    # Each worker counts its requests into this directory; a scrape adds them all up. Set
+    # before uvicorn starts the workers, which read it when they first import the client.
+    counts = tempfile.mkdtemp(prefix="partner-api-metrics-")
+    os.environ[metrics.MULTIPROCESS_DIR] = counts
     try:
         uvicorn.run(
             "runtime.asgi:app",
@@ -188,6 +195,7 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
             access_log=False,
         )
     finally:
+        shutil.rmtree(counts, ignore_errors=True)
         if child:
             child.terminate()
             child.wait(timeout=10)

@@ -1,12 +1,23 @@
-"""Prometheus metrics of decisions.md section 1."""
+"""Prometheus metrics of decisions.md section 1.
+
+Request counts, latency and 429s are counted by the process that answered. Behind one port,
+`serve --workers N` runs N such processes, so it sets `PROMETHEUS_MULTIPROC_DIR`
+(`MULTIPROCESS_DIR`) for them: each records into files there and a scrape of any of them adds
+up all of them. The gauges and webhook totals are read from the store when scraped, so they
+are plain collectors, the same in every process.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 REGISTRY = CollectorRegistry()
 
@@ -42,18 +53,30 @@ class StoredAttempts(Collector):
         yield family
 
 
+class ScrapedGauge(Collector):
+    """A gauge the scraping process sets from the store just before rendering."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name, self.documentation, self.value = name, documentation, 0.0
+
+    def set(self, value: float) -> None:
+        self.value = value
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(self.name, self.documentation, value=self.value)
+
+
 WEBHOOK_ATTEMPTS = StoredAttempts()
-REGISTRY.register(WEBHOOK_ATTEMPTS)
-PROJECTION_LAG = Gauge(
-    "partner_api_projection_lag_events",
-    "Notifications not yet applied to the read models",
-    registry=REGISTRY,
+PROJECTION_LAG = ScrapedGauge(
+    "partner_api_projection_lag_events", "Notifications not yet applied to the read models"
 )
-OUTBOX_BACKLOG = Gauge(
+OUTBOX_BACKLOG = ScrapedGauge(
     "partner_api_outbox_backlog_events",
     "Notifications not yet published to NATS (from the publisher's stored position)",
-    registry=REGISTRY,
 )
+SCRAPED = (WEBHOOK_ATTEMPTS, PROJECTION_LAG, OUTBOX_BACKLOG)
+for _collector in SCRAPED:
+    REGISTRY.register(_collector)
 
 
 _children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
@@ -72,4 +95,10 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 
 
 def render() -> bytes:
-    return bytes(generate_latest(REGISTRY))
+    if not os.environ.get(MULTIPROCESS_DIR):
+        return bytes(generate_latest(REGISTRY))
+    every_worker = CollectorRegistry()
+    MultiProcessCollector(every_worker)  # type: ignore[no-untyped-call]
+    for collector in SCRAPED:
+        every_worker.register(collector)
+    return bytes(generate_latest(every_worker))
