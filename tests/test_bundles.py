@@ -110,6 +110,16 @@ def test_edit_recomputes_and_archive(service: RunningService) -> None:
         assert client.post(f"{path}/archive").json()["data"]["status"] == "archived"
         _error(client.patch(path, json={"name": "x"}), 409, "bundle_archived", "bundle_id")
         assert client.get(path).json()["data"]["status"] == "archived"
+        # Ordering or pricing it is the same conflict with its state as editing it.
+        workspace = client.post(
+            "/workspaces", json={"provider": "u", "credentials": {"api_key": "k"}},
+            headers={"Idempotency-Key": f"ws-{path}"},
+        ).json()["data"]["workspace_id"]
+        body = {"destination": {"workspace_id": workspace}, "bundle_id": path.rsplit("/", 1)[1]}
+        _error(client.post("/orders", json=body, headers={"Idempotency-Key": f"o-{path}"}), 409,
+               "bundle_archived", "bundle_id")
+        _error(client.post("/quotes", json=body), 409, "bundle_archived", "bundle_id")
+        assert client.get("/orders").json()["data"] == []
 
 
 def test_status_filter_and_pages(service: RunningService) -> None:

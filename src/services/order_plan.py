@@ -101,7 +101,10 @@ def _shape(
     if bundle_id is not None:
         bundle = load_bundle(container, org_id, env, bundle_id)
         if not bundle.is_active:
-            raise invalid("This bundle is archived.", "bundle_id")
+            # The same conflict with the bundle's state as editing it (PATCH /bundles/{id}).
+            raise DomainError(
+                "bundle_archived", "An archived bundle cannot be ordered.", field="bundle_id"
+            )
         shape = {
             "suite_a": {
                 "domains": bundle.required_domains.get("suite_a", 0),
