@@ -338,3 +338,22 @@ def test_replay_header_and_rate_limit_details_are_documented(service: RunningSer
             if isinstance(operation, dict):
                 assert "415" not in operation.get("responses", {})
     assert "unsupported_media_type" not in error["properties"]["code"]["enum"]
+
+
+def test_no_made_up_response_examples_and_one_document_on_both_pages(
+    service: RunningService,
+) -> None:
+    """Litestar's generated examples contradicted the schema (random text as a timestamp); the
+    interactive page shows the same document as `openapi.json`, envelope included."""
+    with service.client() as client:
+        page = client.get("/schema")
+        document = client.get("/schema/openapi.json").json()
+    examples = [
+        (path, method, status)
+        for path, item in document["paths"].items()
+        for method, operation in item.items() if isinstance(operation, dict)
+        for status, response in operation.get("responses", {}).items()
+        for media in (response.get("content") or {}).values() if "examples" in media
+    ]
+    assert examples == []
+    assert page.status_code == 200 and "ErrorEnvelope" in page.text

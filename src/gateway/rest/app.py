@@ -8,7 +8,6 @@ from typing import Any
 
 from litestar import Litestar, Router
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
@@ -17,7 +16,7 @@ from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
 from gateway.rest.me import ME_PATH, serve_me
-from gateway.rest.openapi_docs import PartnerOpenAPIJson
+from gateway.rest.openapi_docs import PartnerOpenAPIJson, PartnerSwagger
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
@@ -34,7 +33,7 @@ def openapi_config() -> OpenAPIConfig:
         version="1.0.0",
         path=f"{BASE_PATH}/schema",
         render_plugins=[
-            SwaggerRenderPlugin(path="/"),
+            PartnerSwagger(BASE_PATH, path="/"),
             PartnerOpenAPIJson(BASE_PATH, path="/openapi.json"),
         ],
         components=Components(

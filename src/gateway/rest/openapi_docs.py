@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request
-from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
 from gateway.rest.errors import STATUS_BY_CODE
 from gateway.rest.openapi_links import add_links
@@ -286,12 +286,33 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             continue
         for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
+                _drop_generated_examples(operation)
                 _document_request(operation, schemas)
                 _document_responses(path, method, operation)
                 add_links(operation)
     _shape_inputs(schema, schemas)
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema
+
+
+def _drop_generated_examples(operation: dict[str, Any]) -> None:
+    """Litestar fills every response with random values (a `created_at` of `fPNsHkCO...`, more
+    completed items than submitted) that contradict the schema's own rules; we write no
+    response examples of our own, so none is better than those."""
+    for response in operation["responses"].values():
+        for media in (response.get("content") or {}).values():
+            media.pop("examples", None)
+
+
+class PartnerSwagger(SwaggerRenderPlugin):
+    """The interactive page, showing the same document as `openapi.json`."""
+
+    def __init__(self, base_path: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_path = base_path
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, document_partner_api(openapi_schema, self.base_path))
 
 
 class PartnerOpenAPIJson(JsonRenderPlugin):
