@@ -66,13 +66,20 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message.splitlines()[0]} (see --help)\n")
 
 
+def positive_int(text: str) -> int:
+    number = int(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrorParser(prog="partner-api", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
 
     serve = groups.add_parser("serve", help="run the service")
     serve.add_argument("--role", action="append", dest="roles", default=None)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--workers", type=positive_int, default=1)
 
     org = groups.add_parser("org").add_subparsers(dest="action", required=True)
     create = org.add_parser("create")
@@ -81,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--rate-burst", type=int, default=None)
     rate = org.add_parser("rate-limit")
     rate.add_argument("org_id")
-    rate.add_argument("--rate-rps", type=float, default=None)
-    rate.add_argument("--rate-burst", type=int, default=None)
+    # Both, always: one left out would silently fall back to the default allowance.
+    rate.add_argument("--rate-rps", type=float, required=True)
+    rate.add_argument("--rate-burst", type=int, required=True)
 
     key = groups.add_parser("key").add_subparsers(dest="action", required=True)
     key_new = key.add_parser("create")
