@@ -190,3 +190,21 @@ def test_metrics_add_up_every_gateway_worker(service_env: dict[str, str]) -> Non
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_serve_stops_before_starting_anything_when_its_port_is_taken(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PARTNER_API_DATA_DIR": str(tmp_path), "PARTNER_API_HTTP_PORT": str(port),
+               "PARTNER_API_GRPC_PORT": str(free_port()), "PARTNER_API_DATABASE_URL": ""}
+        env.pop("NATS_URL", None)
+        done = subprocess.run([*CLI, "serve"], env=env, capture_output=True, text=True,
+                              timeout=60)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"partner-api serve: REST port 127.0.0.1:{port}: Address already in use"]
+    assert not (tmp_path / "nats").exists()  # no embedded nats-server was started

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,7 @@ def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = N
     roles = resolve_roles(requested)
     _stop_with_parent()
     settings = Settings.from_env()
+    _refuse_taken_ports(settings, roles)
     nats: EmbeddedNats | None = None
     if not settings.nats_url and NEEDS_NATS.intersection(roles):
         nats = EmbeddedNats(settings.data_dir)
@@ -127,6 +129,26 @@ def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = N
     finally:
         if nats:
             nats.stop()
+
+
+def _refuse_taken_ports(settings: Settings, roles: list[str]) -> None:
+    """Stop before anything starts when a port to serve is taken: by then the embedded NATS and
+    the background roles would already be running against the data dir of another service."""
+    wanted = {GATEWAY: ("REST", settings.http_port), "grpc": ("gRPC", settings.grpc_port)}
+    for role, (what, port) in wanted.items():
+        if role not in roles:
+            continue
+        family, kind, proto, _, address = socket.getaddrinfo(
+            settings.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            # As the servers bind: a port in TIME_WAIT is free to them.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                where = host_port(settings.host, port)
+                raise SystemExit(f"partner-api serve: {what} port {where}: {exc.strerror}") from None
 
 
 async def _serve_single(settings: Settings, roles: list[str], clock: Clock | None) -> None:
