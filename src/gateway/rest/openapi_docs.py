@@ -304,23 +304,23 @@ def _drop_generated_examples(operation: dict[str, Any]) -> None:
             media.pop("examples", None)
 
 
-class PartnerSwagger(SwaggerRenderPlugin):
-    """The interactive page, showing the same document as `openapi.json`."""
+class _PartnerDocument:
+    """A render plugin showing the document with the shared parts added on first render (the
+    build is cached), so the JSON and the interactive page show one document."""
 
     def __init__(self, base_path: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.base_path = base_path
 
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
-        return super().render(request, document_partner_api(openapi_schema, self.base_path))
+        partner = document_partner_api(openapi_schema, self.base_path)
+        rendered: bytes = super().render(request, partner)  # type: ignore[misc]
+        return rendered
 
 
-class PartnerOpenAPIJson(JsonRenderPlugin):
-    """The JSON document with the shared parts added on first render (the build is cached)."""
+class PartnerSwagger(_PartnerDocument, SwaggerRenderPlugin):
+    """The interactive page."""
 
-    def __init__(self, base_path: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.base_path = base_path
 
-    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
-        return super().render(request, document_partner_api(openapi_schema, self.base_path))
+class PartnerOpenAPIJson(_PartnerDocument, JsonRenderPlugin):
+    """`openapi.json`."""
