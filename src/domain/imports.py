@@ -72,7 +72,12 @@ class ImportJob(Aggregate):
         status = status_of(items)
         completed_at = at if status in (COMPLETED, FAILED) else None
         self._progressed(
-            items=items, status=status, previous=self.status, completed_at=completed_at, at=at
+            items=items,
+            status=status,
+            previous=self.status,
+            completed_at=completed_at,
+            at=at,
+            nameserver_groups=_groups_to_point(self.nameserver_groups, items),
         )
         return True
 
@@ -85,11 +90,25 @@ class ImportJob(Aggregate):
         previous: str,
         completed_at: float | None,
         at: float,
+        # Recorded since session 11; events stored before it carry none and change no group.
+        nameserver_groups: list[dict[str, Any]] | None = None,
     ) -> None:
         self.items = items
         self.status = status
         self.completed_at = completed_at
         self.updated_at = at
+        if nameserver_groups is not None:
+            self.nameserver_groups = nameserver_groups
+
+
+def _groups_to_point(
+    groups: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The nameservers the customer sets at their registrar (spec 2.6), for the names the job
+    did not fail: a name it refused (premium, outside the catalog, owned already) needs none."""
+    failed = {i["domain"] for i in items if i["status"] == ITEM_FAILED}
+    kept = [{**g, "domains": [d for d in g["domains"] if d not in failed]} for g in groups]
+    return [group for group in kept if group["domains"]]
 
 
 _IMPORTED_NAMESPACE = uuid.UUID("0d3f9a52-6c1e-4b7a-8e25-3f4c9d7b1a60")

@@ -22,7 +22,7 @@ def import_view(job: ImportJob) -> dict[str, Any]:
         "submitted_count": len(job.items),
         "completed_count": sum(1 for i in job.items if i["status"] == ITEM_DONE),
         "failed_count": sum(1 for i in job.items if i["status"] == ITEM_FAILED),
-        "nameserver_groups": _groups_to_point(job),
+        "nameserver_groups": job.nameserver_groups,
         "domains": [
             {
                 "domain": i["domain"],
@@ -35,17 +35,6 @@ def import_view(job: ImportJob) -> dict[str, Any]:
         "created_at": _iso(job.created_at),
         "completed_at": _iso(job.completed_at),
     }
-
-
-def _groups_to_point(job: ImportJob) -> list[dict[str, Any]]:
-    """The nameservers the customer sets at their registrar (spec 2.6), for the names the job
-    did not fail: a name it refused (premium, outside the catalog, owned already) needs none."""
-    failed = {i["domain"] for i in job.items if i["status"] == ITEM_FAILED}
-    groups = [
-        {**group, "domains": [d for d in group["domains"] if d not in failed]}
-        for group in job.nameserver_groups
-    ]
-    return [group for group in groups if group["domains"]]
 
 
 def forwarding_view(job: ForwardingJob) -> dict[str, Any]:
