@@ -139,6 +139,8 @@ def test_only_kind_i_orders_take_a_login_pair(service: RunningService) -> None:
         assert error_of(place(client, refused), 422, "provider_credentials_invalid")["field"] == (
             "destination.password"
         )
+        # A quote does not try it: a limited key could test passwords with it.
+        assert client.post("/quotes", json=refused).status_code == 200
         half = counts(kind_i, a=1)
         half["destination"]["email"] = "ops@acme.example"
         assert error_of(place(client, half), 400, "invalid_request")["field"] == (

@@ -1,47 +1,77 @@
 """DKIM public keys for the records the simulated suites and DNS host publish.
 
-Decisions 5 asks for real DKIM keys. A real RSA-2048 key takes ~35 ms of CPU to generate, which
-would be most of a sandbox order's cost, and the simulator throws the private half away in any
-case. So each key's modulus is the product of two distinct 1024-bit primes drawn from a fixed set
-(`dkim_primes.py`): a genuine RSA-2048 public key (`k=rsa`, DER SubjectPublicKeyInfo, e = 65537),
-built in microseconds. The pairs are dealt in a shuffled order, so a process gives 276 distinct
-keys before one repeats. Nothing is ever signed with it.
+Decisions 5 asks for real DKIM keys: each is a freshly generated RSA-2048 key pair (`k=rsa`,
+the key every receiver verifies; its private half is not kept, as the simulator signs nothing).
+Generating one costs ~35 ms of CPU, most of a sandbox order, so a thread makes them ahead of
+need into a small pool (OpenSSL releases the GIL while it works, so that runs beside the
+requests); a burst that empties the pool makes its keys inline.
 """
 
 from __future__ import annotations
 
 import base64
-import itertools
-import random
+import os
 import threading
-from collections.abc import Iterator
+from collections import deque
 
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicNumbers
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from adapters.dkim_primes import PRIMES
-
-PUBLIC_EXPONENT = 65537
-
-
-def _dealt_pairs() -> Iterator[tuple[int, int]]:
-    pairs = list(itertools.combinations(PRIMES, 2))
-    while True:
-        random.shuffle(pairs)
-        yield from pairs
+KEY_BITS = 2048
+POOL_SIZE = 32
 
 
-_pairs = _dealt_pairs()
-_dealing = threading.Lock()  # a generator is not safe to advance from two threads at once
-
-
-def dkim_public_key() -> str:
-    """A base64 RSA-2048 public key, as a DKIM record's `p=` carries it."""
-    with _dealing:
-        p, q = next(_pairs)
-    key = RSAPublicNumbers(PUBLIC_EXPONENT, p * q).public_key()
+def fresh_public_key() -> str:
+    """A new RSA-2048 public key, base64 DER, as a DKIM record's `p=` carries it."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS).public_key()
     return base64.b64encode(key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)).decode()
 
 
+class KeyPool:
+    """Keys made ahead by one daemon thread, each handed out once."""
+
+    def __init__(self, size: int = POOL_SIZE) -> None:
+        self.size = size
+        self._keys: deque[str] = deque()  # append and popleft are atomic
+        self._wanted = threading.Event()
+        self._starting = threading.Lock()
+        self._filler: threading.Thread | None = None
+
+    def take(self) -> str:
+        if self._filler is None:
+            self._start()
+        try:
+            key = self._keys.popleft()
+        except IndexError:
+            key = fresh_public_key()
+        self._wanted.set()
+        return key
+
+    def _start(self) -> None:
+        with self._starting:
+            if self._filler is None:
+                self._filler = threading.Thread(target=self._fill, name="dkim-keys", daemon=True)
+                self._filler.start()
+
+    def _fill(self) -> None:
+        while True:
+            while len(self._keys) < self.size:
+                self._keys.append(fresh_public_key())
+            self._wanted.wait()
+            self._wanted.clear()
+
+
+_pool = KeyPool()
+
+
+def _new_pool_in_child() -> None:
+    # A forked child has no filler thread, and keys its parent may also hand out.
+    global _pool
+    _pool = KeyPool()
+
+
+os.register_at_fork(after_in_child=_new_pool_in_child)
+
+
 def dkim_record_value() -> str:
-    return f"v=DKIM1; k=rsa; p={dkim_public_key()}"
+    return f"v=DKIM1; k=rsa; p={_pool.take()}"

@@ -101,10 +101,7 @@ class SimulatedSequencers:
         return max([FIRST_CLIENT_ID - 1, *existing_client_ids]) + 1
 
     def check_login(self, kind: str, email: str, password: str, field: str) -> None:
-        if password == "invalid":
-            raise DomainError(
-                "provider_credentials_invalid", "The provider rejected this login.", field=field
-            )
+        _refuse_login(password, field)
 
     @staticmethod
     def _check_key(kind: str, credentials: SequencerCredentials) -> None:
@@ -127,12 +124,13 @@ class SimulatedSequencers:
                 "A super-admin key is not accepted; use a workspace-level or user-level API key.",
                 field="credentials.api_key",
             )
-        if credentials.password == "invalid":
-            raise DomainError(
-                "provider_credentials_invalid",
-                "The provider rejected this login.",
-                field="credentials.password",
-            )
+        _refuse_login(credentials.password, "credentials.password")
+
+
+def _refuse_login(password: str | None, field: str) -> None:
+    if password == "invalid":
+        raise DomainError("provider_credentials_invalid", "The provider rejected this login.",
+                          field=field)
 
 
 def sequencers_of(container: Any) -> Sequencers:

@@ -134,7 +134,12 @@ def _shape(
 
 
 def _destination(
-    container: Any, org_id: str, env: str, body: dict[str, Any], shape: dict[str, Any]
+    container: Any,
+    org_id: str,
+    env: str,
+    body: dict[str, Any],
+    shape: dict[str, Any],
+    check_login: bool,
 ) -> tuple[dict[str, Any], Workspace]:
     sent = body["destination"]
     workspace = load_target_workspace(
@@ -152,7 +157,7 @@ def _destination(
     if (email is None) != (password is None):
         missing = "destination.password" if password is None else "destination.email"
         raise invalid("destination.email and destination.password go together.", missing)
-    if email is not None and password is not None:
+    if check_login and email is not None and password is not None:
         sequencers_of(container).check_login(
             workspace.provider, email, password, "destination.password"
         )
@@ -348,10 +353,15 @@ def plan_order(
     body: dict[str, Any],
     *,
     exclude: Collection[str] = (),
+    placing: bool = True,
 ) -> Plan:
-    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile)."""
+    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile). A
+    quote (`placing` False) does not try the login pair with the provider: a `limited` key
+    could otherwise test passwords against the customer's sequencer account."""
     shape, bundle_id = _shape(container, org_id, environment, body)
-    destination, workspace = _destination(container, org_id, environment, body, shape)
+    destination, workspace = _destination(
+        container, org_id, environment, body, shape, check_login=placing
+    )
     domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace, exclude)
     personas = body.get("personas") or []
     for index, persona in enumerate(personas):

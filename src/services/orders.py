@@ -37,7 +37,7 @@ def _save(container: Any, *aggregates: Aggregate) -> None:
 
 
 def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    plan = plan_order(container, principal.org_id, principal.environment, body)
+    plan = plan_order(container, principal.org_id, principal.environment, body, placing=False)
     result: dict[str, Any] = {
         **plan.price,
         # The name the order carries its price under, so the two compare directly.

@@ -71,6 +71,9 @@ UNKNOWN_TARGET: dict[int, ResponseSpec] = {
         description="not_found (no such workspace or bundle) or sequencer_client_not_found "
         "(no such `destination.client_id`); `field` names the input",
     ),
+}
+# Placing an order tries a kind i destination's login pair with the provider; a quote does not.
+LOGIN_REFUSED: dict[int, ResponseSpec] = {
     422: ResponseSpec(
         None,
         description="provider_credentials_invalid: the provider refused the login pair of a "
@@ -100,7 +103,7 @@ class OrdersController(Controller):
             "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
             "is not https or not public sends the order to `action_required`."
         ),
-        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET},
+        responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET, **LOGIN_REFUSED},
     )
     async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
         principal = principal_of(request)
