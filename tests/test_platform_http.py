@@ -255,6 +255,9 @@ def test_head_answers_as_get_without_content(service: RunningService) -> None:
             assert head.headers["Content-Type"] == get.headers["Content-Type"], path
             _request_id(head)
         assert client.head("/orders/ord_missing").status_code == 404
+        # RFC 9110 15.5.6: a 405 lists what the resource supports, HEAD included.
+        refused = client.delete("/orders")
+        assert (refused.status_code, refused.headers["Allow"]) == (405, "GET, HEAD, OPTIONS, POST")
     with service.client() as anonymous:
         assert anonymous.head("/me").status_code == 401
         assert anonymous.head("/me").content == b""

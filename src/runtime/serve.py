@@ -206,6 +206,7 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
     # before uvicorn starts the workers, which read it when they first import the client.
     counts = tempfile.mkdtemp(prefix="partner-api-metrics-")
     os.environ[metrics.MULTIPROCESS_DIR] = counts
+    os.environ[metrics.WORKERS_MARK] = str(workers)
     try:
         uvicorn.run(
             "runtime.asgi:app",

@@ -1,4 +1,4 @@
-"""`Allow` on OPTIONS answers lists every method of the path (HEAD with GET).
+"""`Allow` on OPTIONS and 405 answers lists every method of the path (HEAD with GET).
 
 Litestar builds a route's OPTIONS handler when the path's first handler is registered, and the
 handler keeps reading that first route's methods: for `/orders` it answered `OPTIONS, POST`
@@ -31,15 +31,24 @@ def _with_head(methods: Collection[str]) -> set[str]:
 
 
 def correct_allow_header(app: Litestar) -> None:
-    """Register the `before_send` hook that sets `Allow` on OPTIONS answers."""
+    """Register the `before_send` hook that sets `Allow` on OPTIONS and 405 answers."""
     allowed = allowed_methods(app)
 
     async def set_allow(message: Any, scope: Any) -> None:
-        if message["type"] != "http.response.start" or scope.get("method") != "OPTIONS":
+        if message["type"] != "http.response.start":
             return
-        methods = allowed.get(scope.get("path_template", ""))
+        headers = message.get("headers", [])
+        if scope.get("method") == "OPTIONS":
+            methods = allowed.get(scope.get("path_template", ""))
+        elif message.get("status") == 405:
+            # No route matched the method, so no template: Litestar listed the path's methods.
+            sent = b", ".join(v for k, v in headers if k.lower() == b"allow").decode("latin-1")
+            listed = {m.strip() for m in sent.split(",") if m.strip()}
+            methods = ", ".join(sorted(_with_head(listed))).encode() if listed else None
+        else:
+            return
         if methods is not None:
-            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
-            message["headers"] = [*headers, (b"allow", methods)]
+            kept = [(k, v) for k, v in headers if k.lower() != b"allow"]
+            message["headers"] = [*kept, (b"allow", methods)]
 
     app.before_send.append(set_allow)

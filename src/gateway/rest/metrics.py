@@ -2,8 +2,10 @@
 
 Request counts, latency and 429s are counted by the process that answered. Behind one port,
 `serve --workers N` runs N such processes, so it sets `PROMETHEUS_MULTIPROC_DIR`
-(`MULTIPROCESS_DIR`) for them: each records into files there and a scrape of any of them adds
-up all of them. The gauges and webhook totals are read from the store when scraped, so they
+(`MULTIPROCESS_DIR`, a fresh directory) and `WORKERS_MARK` for them: each records into files
+there and a scrape of any of them adds up all of them. Only the mark switches the scrape: a
+`PROMETHEUS_MULTIPROC_DIR` inherited from the shell by a single process, whose directory may
+hold another run's files, adds up nothing. The gauges and webhook totals are read from the store when scraped, so they
 are plain collectors, the same in every process.
 """
 
@@ -18,6 +20,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+WORKERS_MARK = "PARTNER_API_GATEWAY_WORKERS"
 
 REGISTRY = CollectorRegistry()
 
@@ -95,7 +98,7 @@ def observe_request(method: str, route: str, status: int, seconds: float) -> Non
 
 
 def render() -> bytes:
-    if not os.environ.get(MULTIPROCESS_DIR):
+    if not os.environ.get(WORKERS_MARK) or not os.environ.get(MULTIPROCESS_DIR):
         return bytes(generate_latest(REGISTRY))
     every_worker = CollectorRegistry()
     MultiProcessCollector(every_worker)  # type: ignore[no-untyped-call]

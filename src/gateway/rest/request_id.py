@@ -80,13 +80,14 @@ class RequestIdMiddleware:
             if response_started:
                 raise
             status_seen = 500
-            await _send_internal_error(send, request_id, header)
+            await _send_internal_error(send_with_id, request_id)
         finally:
             route = scope.get("path_template") or "unmatched"
             metrics.observe_request(method, route, status_seen, time.perf_counter() - started)
 
 
-async def _send_internal_error(send: Any, request_id: str, header: tuple[bytes, bytes]) -> None:
+async def _send_internal_error(send: Any, request_id: str) -> None:
+    """Through `send_with_id`, which adds the request id and keeps a HEAD answer bodiless."""
     body = json.dumps(
         {"error": {"code": "internal_error", "message": "Internal error.", "request_id": request_id}}
     ).encode()
@@ -94,7 +95,7 @@ async def _send_internal_error(send: Any, request_id: str, header: tuple[bytes, 
         {
             "type": "http.response.start",
             "status": 500,
-            "headers": [(b"content-type", b"application/json"), header],
+            "headers": [(b"content-type", b"application/json")],
         }
     )
     await send({"type": "http.response.body", "body": body})
