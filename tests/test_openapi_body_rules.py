@@ -100,6 +100,8 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
         for (path, field), body in refused.items():
             error = client.post(path, json=body).json()["error"]
             assert (error["code"], error.get("field")) == ("invalid_request", field), (path, error)
+        named = client.post("/bundles", json={**bundle, "na\u0000me": "x"}).json()["error"]
+        assert named["field"] == "na\\u0000me"
         query = client.get("/domains", params={"domain": "a\u0000.com"}).json()["error"]
         assert (query["code"], query["field"]) == ("invalid_request", "domain")
         endpoint = client.put("/webhook_endpoint", json={"url": "https://"}).json()["error"]

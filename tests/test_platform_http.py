@@ -56,6 +56,9 @@ def test_401_carries_the_bearer_challenge(service: RunningService) -> None:
     with service.client() as client:
         for path in ("/me", "/orders", "/no/such/thing"):
             assert client.get(path).headers["WWW-Authenticate"] == 'Bearer realm="partner-api"'
+    with service.client() as client:
+        basic = client.get("/me", headers={"Authorization": "Basic YTpi"})
+        assert basic.headers["WWW-Authenticate"] == 'Bearer realm="partner-api"'
     with service.client("pk_test_" + "x" * 43) as client:
         for path in ("/me", "/orders"):
             assert client.get(path).headers["WWW-Authenticate"] == (

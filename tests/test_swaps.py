@@ -322,3 +322,19 @@ def test_a_purchase_is_not_swappable(service_factory: ServiceFactory) -> None:
         assert client.get("/wallet").json()["data"]["balance_cents"] == balance
         assert client.get("/swaps").json()["data"] == []
         assert order_domains(client, purchase["id"]) == {"swp-bought.com"}
+
+
+def test_a_chosen_name_never_takes_on_a_simulated_outcome(service: RunningService) -> None:
+    """The name a swap chooses is built from the old one's label: an imported `takenpremium...`
+    must not give a premium name, which registries refuse and price at 50 times."""
+    with service.partner() as client:
+        name = "takenpremium-one.com"
+        assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
+        body = counts(new_workspace(client), a=1, domains=[{"domain": name, "suite": "suite_a"}])
+        order = place(client, body).json()["data"]
+        assert order["status"] == "completed", order
+        done = wait_swap(client, swap(client, of(order, name)).json()["data"]["id"],
+                         lambda s: s["status"] == "completed")
+        assert not done["new_domain"].startswith("premium"), done["new_domain"]
+        row = client.post("/domains/availability", json={"domains": [done["new_domain"]]})
+        assert row.json()["data"]["domains"][0]["price_cents"] == 1299

@@ -130,7 +130,9 @@ def _chosen_new_domain(
         if name not in on_order and not is_held(container, order.org_id, order.environment, name):
             return new_domain_item(name, suite, "inventory", 0, row["dom_id"])
     base = re.sub(r"[^a-z0-9]", "", old["domain"].split(".", 1)[0]).replace("taken", "")[:16]
-    name = f"{base or 'mail'}{secrets.token_hex(3)}.com"
+    # Led by `get`, as generated order names are: a label the old one began (`premium...`,
+    # `mailfail...`) would make the registry or a suite refuse the name, or price it as premium.
+    name = f"get{base or 'mail'}{secrets.token_hex(3)}.com"
     return new_domain_item(name, suite, "generated", registration_price(name))
 
 

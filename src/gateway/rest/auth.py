@@ -105,8 +105,10 @@ def authenticate_scope(container: Any, scope: Any) -> Principal:
             break
     scheme, _, token = header.decode("latin-1").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
+        # RFC 6750 3.1: no error code when the request sent no Bearer token at all.
         raise Unauthorized(
-            "Send a valid API key as 'Authorization: Bearer <key>'.", key_sent=bool(header)
+            "Send a valid API key as 'Authorization: Bearer <key>'.",
+            key_sent=scheme.lower() == "bearer",
         )
     principal: Principal | None = container.accounts.authenticate(token.strip())
     if principal is None:

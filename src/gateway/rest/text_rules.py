@@ -26,7 +26,7 @@ def nul_path(value: Any, path: str = "") -> str | None:
         return path if "\x00" in value else None
     if isinstance(value, dict):
         for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
+            here = f"{path}.{_shown(key)}" if path else _shown(key)
             found = here if "\x00" in key else nul_path(item, here)
             if found is not None:
                 return found
@@ -38,6 +38,11 @@ def nul_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _shown(name: str) -> str:
+    """A property name as `field` names it: the NUL refused is not sent back raw."""
+    return name.replace("\x00", "\\u0000")
+
+
 async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     if "\x00" in request.scope["path"]:
         raise invalid(MESSAGE)
@@ -45,7 +50,7 @@ async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     if "%00" in query:
         for name, value in parse_qsl(query, keep_blank_values=True):
             if "\x00" in name or "\x00" in value:
-                raise invalid(MESSAGE, name)
+                raise invalid(MESSAGE, _shown(name))
     if request.method in ("GET", "HEAD", "DELETE"):
         return
     body = await request.body()  # kept on the connection: the handler reads it again for free
