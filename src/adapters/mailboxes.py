@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.dkim import dkim_record_value
-from infra.addresses import is_public_address, literal_address
+from infra.addresses import is_local_name, is_public_address, literal_address
 
 SUITES = ("suite_a", "suite_b")
 DEFAULT_PERSONAS: tuple[tuple[str, str], ...] = (
@@ -39,7 +39,8 @@ _MX = {
     "suite_b": [("mail.protection.suite-b.example", 0)],
 }
 _SPF = {"suite_a": "include:_spf.suite-a.example", "suite_b": "include:spf.suite-b.example"}
-_PRIVATE_SUFFIXES = (".local", ".internal", ".lan", ".localhost", ".home", ".corp", ".invalid")
+# Beyond `is_local_name`'s: names no public resolver answers, which no suite can fetch from.
+_PRIVATE_SUFFIXES = (".lan", ".home", ".corp", ".invalid")
 
 
 def profile_picture_problem(url: str | None) -> str | None:
@@ -61,7 +62,7 @@ def profile_picture_problem(url: str | None) -> str | None:
     if address is not None:
         public = is_public_address(address)
     else:
-        public = host != "localhost" and "." in host and not host.endswith(_PRIVATE_SUFFIXES)
+        public = "." in host and not is_local_name(host) and not host.endswith(_PRIVATE_SUFFIXES)
     return None if public else "profile_picture_url's host is not publicly reachable."
 
 

@@ -64,19 +64,37 @@ def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
         kind, items = "domain.forwarding_failed", job.failed
     events = []
     for item in items:
-        data: dict[str, Any] = {
-            "id": item["id"],
-            "domain": item["domain"],
-            "forwarding_url": job.forwarding_url,
-            "job_id": job_id,
-            # Receivers decide from `data.status` (spec 6) per resource: this is a `dom_` id,
-            # so the domain's status; jobs saved before it was recorded give the outcome.
-            "status": (job.domain_statuses or {}).get(item["id"], job.status),
-            "forwarding_status": job.status,
-        }
-        if job.reason:
-            data["reason"] = job.reason
-        events.append(
-            event_about(job, kind, item["id"], data, event.at)
-        )
+        # Receivers decide from `data.status` (spec 6) per resource: this is a `dom_` id, so
+        # the domain's status; jobs saved before it was recorded give the outcome.
+        status = (job.domain_statuses or {}).get(item["id"], job.status)
+        data = forwarding_data(item, job.forwarding_url, status, job.status, job.reason,
+                               job_id=job_id)
+        events.append(event_about(job, kind, item["id"], data, event.at))
     return events
+
+
+def forwarding_data(
+    item: dict[str, Any],
+    url: str,
+    status: str,
+    outcome: str,
+    reason: str | None,
+    *,
+    job_id: str | None = None,
+    order_id: str | None = None,
+) -> dict[str, Any]:
+    """`data` of `domain.forwarding_updated` / `domain.forwarding_failed` for one domain: a
+    forwarding job's (`job_id`), or an order's whose target was refused (`order_id`)."""
+    data: dict[str, Any] = {
+        "id": item["id"],
+        "domain": item["domain"],
+        "forwarding_url": url,
+        "job_id": job_id,
+        "status": status,
+        "forwarding_status": outcome,
+    }
+    if order_id is not None:
+        data["order_id"] = order_id
+    if reason:
+        data["reason"] = reason
+    return data

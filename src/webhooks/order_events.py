@@ -18,6 +18,7 @@ from infra.clock import iso
 from infra.ids import parse_id, public_id
 from services.order_view import destination_view, domain_view, order_view
 from services.store import EventStore
+from webhooks.domain_events import forwarding_data
 from webhooks.public_events import PublicEvent, event_about, maps
 
 
@@ -64,18 +65,15 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
 
 
 def _forwarding_refused(order: Order, item: dict[str, Any]) -> dict[str, Any]:
-    """The order's forwarding target was not applied to this domain: the fields a forwarding
-    job's `domain.forwarding_failed` carries, with no job and the order named."""
-    return {
-        "id": item["id"],
-        "domain": item["domain"],
-        "forwarding_url": order.forwarding_url,
-        "job_id": None,
-        "order_id": public_id("ord", order.id),
-        "status": shown_item_status(order.status, item),
-        "forwarding_status": "failed",
-        "reason": item["forwarding_failure"],
-    }
+    """The order's forwarding target was not applied to this domain."""
+    return forwarding_data(
+        item,
+        str(order.forwarding_url),
+        shown_item_status(order.status, item),
+        "failed",
+        item["forwarding_failure"],
+        order_id=public_id("ord", order.id),
+    )
 
 
 def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
