@@ -208,3 +208,37 @@ def test_serve_stops_before_starting_anything_when_its_port_is_taken(tmp_path: P
     assert done.stderr.strip().splitlines() == [
         f"partner-api serve: REST port 127.0.0.1:{port}: Address already in use"]
     assert not (tmp_path / "nats").exists()  # no embedded nats-server was started
+
+
+def test_the_roles_decisions_names_run_every_kind_of_work(service_env: dict[str, str]) -> None:
+    """decisions.md 2 names gateway, grpc, projections, publisher, dispatcher and worker: a
+    deployment of just those finishes swaps and queued imports too (`worker` runs them)."""
+    env = {**os.environ, **service_env, "PARTNER_API_HTTP_PORT": str(free_port())}
+    org = cli(env, "org", "create", "Six roles")
+    secret = cli(env, "key", "create", org["id"], "--env", "test", "--preset", "full")["secret"]
+    url = f"http://127.0.0.1:{env['PARTNER_API_HTTP_PORT']}/partner/v1"
+    args = [*CLI, "serve", "--role", "gateway", "--role", "projections", "--role", "worker"]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(url.removesuffix("/partner/v1"), process)
+        client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"})
+        workspace = client.post(
+            "/workspaces", json={"provider": "u", "credentials": {"api_key": "k"}},
+            headers={"Idempotency-Key": "six-w"}).json()["data"]["workspace_id"]
+        order = client.post("/orders", headers={"Idempotency-Key": "six-o"}, json={
+            "destination": {"workspace_id": workspace},
+            "suite_a": {"domains": 1, "inboxes_per_domain": 1}}).json()["data"]
+        swap = client.post("/swaps", json={"order_id": order["id"], "type": "standard",
+                                           "domain": order["domains"][0]["domain"]}).json()
+        job = client.post("/domains/import/jobs", json={"domains": ["six-roles.com"]}).json()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            done = (client.get(f"/swaps/{swap['data']['id']}").json()["data"]["status"],
+                    client.get(f"/domains/import/jobs/{job['data']['id']}").json()["data"]["status"])
+            if done == ("completed", "completed"):
+                break
+            time.sleep(0.2)
+        assert done == ("completed", "completed")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -29,6 +29,10 @@ from runtime.container import Container
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
 
+# decisions.md names six roles; the background work on resources is split finer here, so the
+# `worker` it names runs every part of it. Each part can still be run (and scaled) alone.
+WORKER_PARTS = ("domains", "pool", "swaps", "audit")
+
 
 def resolve_roles(requested: list[str] | None) -> list[str]:
     load_roles()
@@ -37,7 +41,12 @@ def resolve_roles(requested: list[str] | None) -> list[str]:
     unknown = [r for r in requested if r not in all_roles()]
     if unknown:
         raise SystemExit(f"unknown role(s): {', '.join(unknown)}; known: {', '.join(all_roles())}")
-    return requested
+    resolved: list[str] = []
+    for role in requested:
+        for name in (role, *WORKER_PARTS) if role == "worker" else (role,):
+            if name not in resolved:
+                resolved.append(name)
+    return resolved
 
 
 class RunningRoles:
