@@ -266,7 +266,14 @@ def test_bad_reports_map_to_status_codes_with_stable_codes(service_factory: Serv
     report(service, order_id, "register", request_id="r-1")
     reused = failing(order_id=order_id, step="dns", outcome=DONE, request_id="r-1")
     assert reused.code() == grpc.StatusCode.ABORTED and trailer(reused, "error-code") == "idempotency_conflict"
-    report(service, order_id, "dns", FAILED, reason="resolver down")
+    # The same step and outcome asking for more (failing the order, another reason) is another
+    # report, not a retry of the first.
+    report(service, order_id, "dns", FAILED, reason="resolver down", request_id="d-1")
+    for changed in ({"reason": "other"}, {"reason": "resolver down", "fail_order": True}):
+        again = failing(order_id=order_id, step="dns", outcome=FAILED, request_id="d-1", **changed)
+        assert trailer(again, "error-code") == "idempotency_conflict", changed
+    same = report(service, order_id, "dns", FAILED, reason="resolver down", request_id="d-1")
+    assert same.replayed
     not_failed = rpc_error(
         service,
         lambda s: s.RetryStep(pb.RetryStepRequest(order_id=order_id, step="sequencer"), metadata=md),

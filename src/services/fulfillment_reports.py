@@ -73,14 +73,25 @@ def _reason(value: str, required: bool) -> str | None:
     return value or None
 
 
-def _earlier(container: Any, request_id: str | None, action: str, subject: dict[str, Any]) -> Any:
-    """The report already recorded for this request id, or None."""
+def _earlier(
+    container: Any,
+    request_id: str | None,
+    action: str,
+    subject: dict[str, Any],
+    reason: str | None,
+) -> Any:
+    """The report already recorded for this request id, or None. Another report under it (a
+    different order, step, outcome, `fail_order`, input or reason) is a conflict; a report
+    recorded before `fail_order` and `input_field` were kept compares on what it holds."""
     if request_id is None:
         return None
     found = container.store.find(report_id(request_id), FulfillmentReport)
     if not isinstance(found, FulfillmentReport):
         return None
-    if found.action != action or found.subject != subject:
+    same = found.action == action and found.reason == reason and all(
+        subject.get(key) == value for key, value in found.subject.items()
+    )
+    if not same:
         raise DomainError(
             "idempotency_conflict",
             "This request_id was already used for another report.",
@@ -199,11 +210,11 @@ def report_step(
     if outcome == NEEDS_INPUT and field not in INPUT_FIELD:
         raise invalid(f"input_field must be one of {', '.join(INPUT_FIELD)}.", "input_field")
     request = _request_id(request_id)
-    subject = {"order_id": order_id, "step": step, "outcome": outcome}
     extra = {"fail_order": fail_order, "input_field": field}
+    subject = {"order_id": order_id, "step": step, "outcome": outcome, **extra}
 
     def run() -> dict[str, Any]:
-        earlier = _earlier(container, request, REPORT_STEP, subject)
+        earlier = _earlier(container, request, REPORT_STEP, subject, why)
         if earlier is not None:
             return earlier  # type: ignore[no-any-return]
         order = _load_order(container, order_id)
@@ -240,7 +251,7 @@ def retry_step(
     subject = {"order_id": order_id, "step": step, "outcome": "retried"}
 
     def run() -> dict[str, Any]:
-        earlier = _earlier(container, request, RETRY_STEP, subject)
+        earlier = _earlier(container, request, RETRY_STEP, subject, None)
         if earlier is not None:
             return earlier  # type: ignore[no-any-return]
         order = _load_order(container, order_id)
@@ -272,9 +283,10 @@ def mark_domain_burned(
     in one save: a retry with the same request id finds the report and starts nothing."""
     request = _request_id(request_id)
     subject = {"domain": (domain or "").strip().lower()}
+    why = (reason or "").strip() or None
 
     def run() -> dict[str, Any]:
-        earlier = _earlier(container, request, MARK_DOMAIN_BURNED, subject)
+        earlier = _earlier(container, request, MARK_DOMAIN_BURNED, subject, why)
         if earlier is not None:
             return earlier  # type: ignore[no-any-return]
         job, changed = burned_domain_job(
@@ -288,7 +300,7 @@ def mark_domain_burned(
             operator=operator,
             action=MARK_DOMAIN_BURNED,
             subject=subject,
-            reason=(reason or "").strip() or None,
+            reason=why,
             request_id=request,
             order=None,
             result=result,
