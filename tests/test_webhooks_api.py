@@ -19,6 +19,12 @@ def test_registration_refuses_private_and_plain_http_urls(service: RunningServic
         "https://10.1.2.3/hook",
         "https://169.254.169.254/latest",
         "https://[::1]/hook",
+        # IPv6 forms that carry 127.0.0.1: compatible, NAT64, 6to4; trailing dots.
+        "https://[::127.0.0.1]/hook",
+        "https://[64:ff9b::7f00:1]/hook",
+        "https://[2002:7f00:1::]/hook",
+        "https://192.168.1.1./hook",
+        "https://127.0.0.1\u3002/hook",
         "https://localhost/hook",
         "ftp://example.com/x",
         "not a url",
@@ -30,6 +36,8 @@ def test_registration_refuses_private_and_plain_http_urls(service: RunningServic
         assert answer.status_code == 400, url
         assert answer.json()["error"]["code"] == "invalid_request"
         assert answer.json()["error"]["field"] == "url"
+    public_nat64 = partner.put("/webhook_endpoint", json={"url": "https://[64:ff9b::808:808]/"})
+    assert public_nat64.status_code == 200, public_nat64.text
     unknown = partner.put("/webhook_endpoint", json={"url": "https://8.8.8.8/", "x": 1})
     assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "x"
 

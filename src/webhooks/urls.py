@@ -74,12 +74,11 @@ def resolve(host: str) -> list[str]:
 
 
 def forbidden_addresses(host: str) -> list[str]:
-    """The non-public addresses the host is (or resolves to)."""
-    try:
-        return [] if is_public_address(host) else [host]
-    except ValueError:
-        pass  # a name, not an IP literal
-    return [address for address in resolve(host) if not is_public_address(address)]
+    """The non-public addresses the host is (in any spelling) or resolves to."""
+    address = literal_address(host)
+    if address is not None:
+        return [] if is_public_address(address) else [address]
+    return [found for found in resolve(host) if not is_public_address(found)]
 
 
 def check_registration(url: str, allow_http: bool) -> None:
