@@ -60,3 +60,26 @@ def test_revoking_the_key_ends_the_portal_session(service: RunningService) -> No
         assert org in web.post("/portal/login", data={"api_key": issued.secret}).text
         service.container.accounts.revoke_key(issued.id)
         assert 'id="api_key"' in web.get("/portal").text
+
+
+def test_every_event_is_reachable_by_page_and_status(service: RunningService) -> None:
+    """Spec 6: the portal marks failed events and lists their attempts, so none may fall off
+    the page: 50 a page, `Older events` to the rest, and a filter by delivery status."""
+    org = service.new_org()
+    key = service.new_key(org, "test", "full")
+    with browser(service) as web:
+        csrf = csrf_of(web.post("/portal/login", data={"api_key": key}).text)
+        for _ in range(53):
+            web.post("/portal/test", data={"csrf": csrf})
+        service.wait_projections()
+        first = web.get("/portal").text
+        older = re.search(r'href="([^"]+)" id="older"', first)
+        assert older is not None and len(re.findall(r'data-id="evt_', first)) == 50
+        rest = web.get(older.group(1).replace("&amp;", "&")).text
+        assert len(re.findall(r'data-id="evt_', rest)) == 3 and 'id="older"' not in rest
+        seen = set(re.findall(r'data-id="(evt_[0-9a-f]+)"', first + rest))
+        assert len(seen) == 53
+        pending = web.get("/portal?status=pending").text
+        assert len(re.findall(r'data-id="evt_', pending)) == 50 and 'id="older"' in pending
+        assert "<strong>pending</strong>" in pending
+        assert not re.findall(r'data-id="evt_', web.get("/portal?status=failed").text)

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 from litestar import Controller, Request, Response, get, post
@@ -23,9 +24,10 @@ from domain.errors import DomainError
 from gateway.rest.lists import container_of
 from infra.ids import parse_id
 from runtime.container import Container
+from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of
-from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, event_row, render_page
+from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
 
 COOKIE = "portal_session"
 SESSION_SECONDS = 8 * 3600
@@ -86,13 +88,34 @@ async def _form_session(
     return container, session, form
 
 
-def _dashboard(container: Container, session: Session, **extra: Any) -> Response[str]:
+def _dashboard(
+    container: Container,
+    session: Session,
+    status: str | None = None,
+    before: int | None = None,
+    **extra: Any,
+) -> Response[str]:
+    """The endpoint and the newest events, EVENTS_SHOWN a page (spec 6: every failed event
+    with its attempts stays reachable): `status` filters, `before` pages to older ones."""
+    where: list[str] = ["e.tenant = ?"]
+    params: list[object] = [session.tenant]
+    if status is not None:
+        where.append(STATUS_SQL)
+        params.append(status)
+    if before is not None:
+        where.append("e.position < ?")
+        params.append(before)
     with container.read_db.read() as cur:
         rows = cur.execute(
-            f"SELECT {EVENT_COLUMNS} FROM {EVENTS_FROM} WHERE e.tenant = ? "
+            f"SELECT {EVENT_COLUMNS} FROM {EVENTS_FROM} WHERE {' AND '.join(where)} "
             "ORDER BY position DESC LIMIT ?",
-            (session.tenant, EVENTS_SHOWN),
+            (*params, EVENTS_SHOWN + 1),
         ).fetchall()
+    older = None
+    if len(rows) > EVENTS_SHOWN:
+        rows = rows[:EVENTS_SHOWN]
+        query = {"status": status} if status else {}
+        older = "/portal?" + urlencode({**query, "before": rows[-1]["position"]})
     return _html(
         "dashboard.html",
         org_id=session.org_id,
@@ -100,7 +123,19 @@ def _dashboard(container: Container, session: Session, **extra: Any) -> Response
         csrf=session.csrf,
         endpoint=endpoints_of(container).describe(session.org_id),
         events=render_page(container.read_db, rows),
+        shown_status=status,
+        older=older,
         **extra,
+    )
+
+
+def _page_query(request: Request[Any, Any, Any]) -> tuple[str | None, int | None]:
+    """The dashboard's `status` and `before`; anything else there shows the first page."""
+    status = request.query_params.get("status")
+    before = request.query_params.get("before", "")
+    return (
+        status if status in DELIVERY_STATUSES else None,
+        int(before) if before.isdigit() else None,
     )
 
 
@@ -119,7 +154,8 @@ class PortalController(Controller):
         session = _session(container, request)
         if session is None:
             return _html("login.html")
-        return _dashboard(container, session)
+        status, before = _page_query(request)
+        return _dashboard(container, session, status, before)
 
     @post("/login", operation_id="portalLogin", summary="Sign in with a full API key")
     async def login(self, request: Request[Any, Any, Any]) -> Response[Any]:
