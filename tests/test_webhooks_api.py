@@ -115,3 +115,33 @@ def test_cli_sets_the_endpoint(service: RunningService, service_env: dict[str, s
         env=env, capture_output=True, text=True, timeout=60,
     )
     assert refused.returncode != 0 and "invalid_request" in refused.stderr
+
+
+def test_the_event_type_filter_takes_the_catalog_only(service: RunningService) -> None:
+    """A typo in `type` is a 400 on `field` type, not an empty list that looks like 'none yet';
+    the OpenAPI document lists the types."""
+    partner = service.partner()
+    typo = partner.get("/events", params={"type": "order.complete"})
+    assert typo.status_code == 400 and typo.json()["error"]["field"] == "type"
+    assert partner.get("/events", params={"type": "order.completed"}).status_code == 200
+    document = partner.get("/schema/openapi.json").json()
+    (listed,) = [p for p in document["paths"]["/partner/v1/events"]["get"]["parameters"]
+                 if p["name"] == "type"]
+    assert "swap.action_required" in str(listed["schema"])
+
+
+def test_every_type_the_mappers_emit_is_in_the_catalog() -> None:
+    """The catalog is written out by hand: every type a mapper names (literally, or as
+    `pool.replacement_{status}`) must be in it, and spec 6's 18 are all there."""
+    import re
+    from pathlib import Path
+
+    from webhooks.catalog import EVENT_TYPES, SPEC_TYPES
+
+    source = "\n".join(p.read_text() for p in Path("src").rglob("*.py")
+                       if p.name != "catalog.py" and "partnerapi" not in p.parts)
+    named = set(re.findall(r'"((?:order|domain|domain_import|swap|pool|webhook)\.[a-z_]+)"',
+                           source))
+    named |= {f"pool.replacement_{status}" for status in ("completed", "failed")}
+    assert named - set(EVENT_TYPES) == set()
+    assert len(SPEC_TYPES) == len(set(SPEC_TYPES)) == 18

@@ -16,6 +16,7 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import HttpsUrl
 from gateway.rest.strict_bodies import reject_body_properties
+from webhooks.catalog import EVENT_TYPES
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
 from webhooks.event_log import POSITION_STRIDE
@@ -32,6 +33,7 @@ from webhooks.test_event import TEST_EVENT_TYPE
 # Documentation only: the handler checks the value itself, to answer the spec-7 envelope with
 # `field`, so the enum reaches the OpenAPI document through `schema_extra`.
 StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
+TypeFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(EVENT_TYPES)})]
 
 
 class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -107,7 +109,7 @@ class EventsController(Controller):
         operation_id="listEvents",
         summary="List webhook events with their delivery status and attempts",
         description=(
-            "Newest first. Filters: `type` (e.g. `order.completed`), `status` (`pending`, "
+            "Newest first. Filters: `type` (an event type, e.g. `order.completed`), `status` (`pending`, "
             "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
         ),
         responses={200: ResponseSpec(EventPage, description="A page of events")},
@@ -115,7 +117,7 @@ class EventsController(Controller):
     async def list_events(
         self,
         request: Request[Any, Any, Any],
-        type: str | None = None,  # noqa: A002 - the public query parameter is called type
+        type: TypeFilter = None,  # noqa: A002 - the public query parameter is called type
         status: StatusFilter = None,
         resource_id: str | None = None,
         per_page: int | None = None,
@@ -123,6 +125,8 @@ class EventsController(Controller):
     ) -> dict[str, Any]:
         if status is not None and status not in STATUSES:
             raise invalid("status must be pending, delivered or failed.", "status")
+        if type is not None and type not in EVENT_TYPES:
+            raise invalid("type must be an event type of the catalog (spec 6).", "type")
         tenant = principal_of(request).tenant
         page = list_page(
             request,
