@@ -242,3 +242,15 @@ def test_the_roles_decisions_names_run_every_kind_of_work(service_env: dict[str,
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_serve_that_cannot_reach_its_store_says_so_in_one_line(tmp_path: Path) -> None:
+    """decisions.md 2: every command exits non-zero with a one-line error, serve included."""
+    env = {**os.environ, "PARTNER_API_DATA_DIR": str(tmp_path),
+           "PARTNER_API_DATABASE_URL": f"postgresql://postgres@127.0.0.1:{free_port()}/none",
+           "PARTNER_API_HTTP_PORT": str(free_port()), "PARTNER_API_GRPC_PORT": str(free_port())}
+    done = subprocess.run([*CLI, "serve", "--role", "gateway"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("partner-api serve: OperationalError: ")

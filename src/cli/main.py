@@ -119,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.group == "serve":
         from runtime.serve import serve
 
-        serve(args.roles, args.workers)
+        try:
+            serve(args.roles, args.workers)
+        except Exception as exc:  # a store or NATS it cannot reach: one line, as every command
+            print(f"partner-api serve: {_one_line(exc)}", file=sys.stderr)
+            return 1
         return 0
     handler = COMMANDS.get((args.group, args.action))
     if handler is None:
@@ -131,11 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"partner-api: {exc.code}: {exc.message}", file=sys.stderr)
         return 1
     except Exception as exc:  # any other failure (store unreachable...) is one line too
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"partner-api: internal_error: {type(exc).__name__}: {detail}", file=sys.stderr)
+        print(f"partner-api: internal_error: {_one_line(exc)}", file=sys.stderr)
         return 1
     print(json.dumps(result))
     return 0
+
+
+def _one_line(exc: Exception) -> str:
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {detail}"
 
 
 def _run(handler: Command, args: argparse.Namespace) -> dict[str, Any]:
