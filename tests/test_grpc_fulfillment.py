@@ -16,7 +16,7 @@ import pytest
 from conftest import RunningService, ServiceFactory, free_port
 from grpc_support import auth, grpc_service, trailer, with_channel
 from test_orders_sandbox import counts, new_workspace, place
-from test_wallet_purchase import credit
+from test_wallet_purchase import buy, credit
 
 from audit.replay import replay
 from infra.clock import ManualClock
@@ -350,3 +350,23 @@ def test_concurrent_mark_domain_burned_with_one_request_id_starts_one_job(
     jobs = [e for e in service.container.store.recorder.select_notifications(start=1, limit=10_000)
             if e.topic.endswith("BurnedDomainJob.Started")]
     assert len(jobs) == 1
+
+
+def test_a_purchase_cannot_be_reported_waiting_on_the_partner(
+    service_factory: ServiceFactory,
+) -> None:
+    """The one partner input (a profile picture) is for mailboxes: a purchase has none."""
+    service = grpc_service(service_factory, clock=ManualClock())
+    org = service.new_org()
+    secret = service.new_key(org, "live")
+    credit(service, org, 10_000)
+    with service.client(secret) as live:
+        purchase = buy(live, "no-input.com").json()["data"]
+    request = pb.ReportStepRequest(order_id=purchase["id"], step="register",
+                                   outcome=NEEDS_INPUT, reason="Send a picture.")
+    refused = rpc_error(service, lambda s: s.ReportStep(request, metadata=as_alice(service)))
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert (trailer(refused, "error-code"), trailer(refused, "error-field")) == (
+        "invalid_request", "outcome")
+    with service.client(secret) as live:
+        assert live.get(f"/orders/{purchase['id']}").json()["data"]["status"] == "in_progress"

@@ -22,7 +22,7 @@ from domain.fulfillment_reports import (
     FulfillmentReport,
     report_id,
 )
-from domain.orders import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS, Order
+from domain.orders import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS, PURCHASE, Order
 from domain.pending_actions import INPUT_FIELD
 from fulfillment import steps
 from infra.clock import iso
@@ -219,6 +219,11 @@ def report_step(
             return earlier  # type: ignore[no-any-return]
         order = _load_order(container, order_id)
         _check_step(order, step)
+        if outcome == NEEDS_INPUT and order.kind == PURCHASE:
+            # The one input a partner gives (a profile picture) is for mailboxes, which a bare
+            # purchase has none of.
+            raise invalid("A domain purchase waits on no partner input; report the step done "
+                          "or failed.", "outcome")
         applied, others = _apply_report(container, order, step, outcome, why, extra)
         result = {
             "applied": applied,
