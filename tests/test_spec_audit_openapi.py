@@ -357,3 +357,18 @@ def test_no_made_up_response_examples_and_one_document_on_both_pages(
     ]
     assert examples == []
     assert page.status_code == 200 and "ErrorEnvelope" in page.text
+
+
+def test_webhooks_are_described_in_the_document(service: RunningService) -> None:
+    """OpenAPI 3.1 `webhooks`: each event type of spec 6 with the envelope and the signing
+    headers a receiver verifies."""
+    with service.client() as client:
+        document = client.get("/schema/openapi.json").json()
+    hooks = document["webhooks"]
+    assert {"order.completed", "swap.action_required", "pool.attach_completed"} <= set(hooks)
+    post = hooks["order.completed"]["post"]
+    assert {p["name"] for p in post["parameters"]} == {
+        "Service-Event-Id", "Service-Timestamp", "Service-Signature"}
+    envelope = document["components"]["schemas"]["WebhookEvent"]
+    assert envelope["required"] == ["id", "type", "created_at", "data"]
+    assert "order.completed" in envelope["properties"]["type"]["enum"]

@@ -16,6 +16,8 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
 from gateway.rest.errors import STATUS_BY_CODE
 from gateway.rest.openapi_links import add_links
+from gateway.rest.openapi_webhooks import ENVELOPE as WEBHOOK_ENVELOPE
+from gateway.rest.openapi_webhooks import webhooks_section
 from gateway.rest.order_bodies import OrderBody
 from gateway.rest.purchase import PurchaseBody
 
@@ -291,6 +293,8 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
                 _document_responses(path, method, operation)
                 add_links(operation)
     _shape_inputs(schema, schemas)
+    schemas["WebhookEvent"] = WEBHOOK_ENVELOPE
+    schema["webhooks"] = webhooks_section()
     schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
     return schema
 
