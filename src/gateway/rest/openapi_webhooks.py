@@ -14,7 +14,7 @@ _DATA = {
     "order.completed": "the full provisioned order, as `GET /orders/{id}` shows it",
     "order": "`id`, `status`, `destination` and what changed (`cancel_at`, "
     "`released_domains`, `refunded_cents`, `reason`, `pending_action_id`)",
-    "domain.forwarding": "`id` (`dom_`), `domain`, `forwarding_url`, `job_id` (or `order_id`), "
+    "forwarding": "`id` (`dom_`), `domain`, `forwarding_url`, `job_id` (or `order_id`), "
     "`status` (the domain's), `forwarding_status`, `reason` on failure",
     "domain": "the domain, with `status`",
     "domain_import": "the import job, as `GET /domains/import/jobs/{id}` shows it",
@@ -42,8 +42,9 @@ _HEADERS = [
 
 def _data_of(event_type: str) -> str:
     family = event_type.split(".", 1)[0]
-    forwarding = "domain.forwarding" if event_type.startswith("domain.forwarding") else None
-    return _DATA.get(event_type) or _DATA[forwarding or family]
+    if event_type.startswith("domain.forwarding_"):
+        family = "forwarding"
+    return _DATA.get(event_type) or _DATA[family]
 
 
 def webhooks_section() -> dict[str, Any]:
