@@ -42,7 +42,7 @@ _HEADERS = [
 
 def _data_of(event_type: str) -> str:
     family = event_type.split(".", 1)[0]
-    if event_type.startswith("domain.forwarding_"):
+    if event_type in ("domain.forwarding_updated", "domain.forwarding_failed"):
         family = "forwarding"
     return _DATA.get(event_type) or _DATA[family]
 
