@@ -4,11 +4,14 @@ Decisions 5 asks for real DKIM keys: each is a freshly generated RSA-2048 key pa
 the key every receiver verifies; its private half is not kept, as the simulator signs nothing).
 Generating one costs ~35 ms of CPU, most of a sandbox order, so a thread makes them ahead of
 need into a small pool (OpenSSL releases the GIL while it works, so that runs beside the
-requests); a burst that empties the pool makes its keys inline.
+requests); a burst that empties the pool makes its keys inline. At exit the thread is stopped
+and joined before the interpreter finalizes: a daemon thread still inside OpenSSL then aborts
+the whole process.
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import os
 import threading
@@ -36,6 +39,7 @@ class KeyPool:
         self._wanted = threading.Event()
         self._starting = threading.Lock()
         self._filler: threading.Thread | None = None
+        self._stopping = False
 
     def take(self) -> str:
         if self._filler is None:
@@ -53,9 +57,16 @@ class KeyPool:
                 self._filler = threading.Thread(target=self._fill, name="dkim-keys", daemon=True)
                 self._filler.start()
 
+    def stop(self) -> None:
+        """End the filler after the key it is making (at most one key's time)."""
+        self._stopping = True
+        self._wanted.set()
+        if self._filler is not None:
+            self._filler.join(timeout=10)
+
     def _fill(self) -> None:
-        while True:
-            while len(self._keys) < self.size:
+        while not self._stopping:
+            while len(self._keys) < self.size and not self._stopping:
                 self._keys.append(fresh_public_key())
             self._wanted.wait()
             self._wanted.clear()
@@ -71,6 +82,7 @@ def _new_pool_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_new_pool_in_child)
+atexit.register(lambda: _pool.stop())
 
 
 def dkim_record_value() -> str:
