@@ -25,9 +25,9 @@ Every move is an event; the aggregate refuses a move from any state not listed h
 order (the worker does not advance it) until it is retried, reported done, or the order fails.
 
 A completed purchase cannot be cancelled: its domains are registered and the organization's,
-so there is nothing left to stop. Cancelling an unfinished order, or its failure, refunds
-what it has not delivered: a domain it already registered stays the organization's (its
-registration charge stands), one it had not registered yet is refunded.
+so there is nothing left to stop. Cancelling an unfinished order refunds what it has not
+delivered: a domain it already registered stays the organization's (its registration charge
+stands), one it had not registered yet leaves the order and is refunded.
 
 `Placed` is the acceptance itself: the public event is `order.in_progress` (no created event).
 """
@@ -305,19 +305,24 @@ class Order(Aggregate):
         raise DomainError("conflict", f"{domain} is not on this order.")
 
     @property
-    def undelivered_cents(self) -> int:
-        """Money back when the order ends unfinished (failed, or cancelled before completion):
-        all but the registration of every domain it already registered, which the
-        organization keeps (free for a new order, spec 3). A completed order was delivered:
-        its charge stands."""
+    def refundable_cents(self) -> int:
+        """Money back on failure before completion: all of it (a completed order was
+        delivered, so its charge stands)."""
         if self.completed_at is not None:
             return 0
+        return self.charged_cents - self.refunded_cents
+
+    @property
+    def cancel_refund_cents(self) -> int:
+        """Money back on a cancellation before completion: all but the registration of every
+        domain the order already registered, which the organization keeps (free for a new
+        order, spec 3)."""
         kept = sum(
             int(item.get("price_cents") or 0)
             for item in self.domains
             if item.get("source") in BOUGHT_SOURCES and item.get("registered")
         )
-        return max(0, self.charged_cents - self.refunded_cents - kept)
+        return max(0, self.refundable_cents - kept)
 
     # Recorded mutators: assignment only, they re-run on every replay.
 

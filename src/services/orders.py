@@ -171,7 +171,7 @@ def apply_outcome(
 
 
 def fail(container: Any, order: Order, reason: str, at: float) -> list[Aggregate]:
-    refund = order.undelivered_cents
+    refund = order.refundable_cents
     order.fail(reason, refund, at)
     return [*close_pending_action(container, order, at),
             *_refund(container, order, refund, "failed", at)]
@@ -244,7 +244,7 @@ def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
     The pool is swept again here because a `POST /pool/add` checks the order without saving it:
     one whose check ran just before the cancel was accepted saves its pool record just after
     the cancel's own sweep, and that record must not outlive the order's inboxes."""
-    refund = order.undelivered_cents
+    refund = order.cancel_refund_cents
     left_pool = _leave_pool(container, order, at)
     released = [
         {**item, "status": "available", "inboxes": []}
