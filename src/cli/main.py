@@ -88,9 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--rate-burst", type=int, default=None)
     rate = org.add_parser("rate-limit")
     rate.add_argument("org_id")
-    # Both, always: one left out would silently fall back to the default allowance.
-    rate.add_argument("--rate-rps", type=float, required=True)
-    rate.add_argument("--rate-burst", type=int, required=True)
+    # A flag left out means the default allowance's value (none: back to the defaults).
+    rate.add_argument("--rate-rps", type=float, default=None)
+    rate.add_argument("--rate-burst", type=int, default=None)
 
     key = groups.add_parser("key").add_subparsers(dest="action", required=True)
     key_new = key.add_parser("create")
