@@ -23,6 +23,7 @@ def test_registration_refuses_private_and_plain_http_urls(service: RunningServic
         "https://[::127.0.0.1]/hook",
         "https://[64:ff9b::7f00:1]/hook",
         "https://[2002:7f00:1::]/hook",
+        "https://[64:ff9b:1::a00:1]/hook",
         "https://192.168.1.1./hook",
         "https://127.0.0.1\u3002/hook",
         "https://localhost/hook",

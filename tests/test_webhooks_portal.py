@@ -83,3 +83,6 @@ def test_every_event_is_reachable_by_page_and_status(service: RunningService) ->
         assert len(re.findall(r'data-id="evt_', pending)) == 50 and 'id="older"' in pending
         assert "<strong>pending</strong>" in pending
         assert not re.findall(r'data-id="evt_', web.get("/portal?status=failed").text)
+        for odd in ("²", "9" * 30, "-1", "x"):  # not a position: the first page
+            shown = web.get("/portal", params={"before": odd})
+            assert shown.status_code == 200 and 'id="older"' in shown.text, odd

@@ -36,6 +36,8 @@ def literal_address(host: str) -> str | None:
 
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# RFC 8215: for local use only, never a public address whatever it carries.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
@@ -45,6 +47,8 @@ def is_public_address(address: str) -> bool:
     internet: a gateway or stack that translates it would otherwise reach 127.0.0.1."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _LOCAL_NAT64:
+            return False
         embedded = ip.ipv4_mapped or ip.sixtofour
         if embedded is None and (ip in _NAT64 or ip in _IPV4_COMPATIBLE):
             embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)

@@ -90,11 +90,11 @@ def forwarding_data(
         "domain": item["domain"],
         "forwarding_url": url,
         "job_id": job_id,
+        # After job_id, where the first order events stored it (replay compares the text).
+        **({"order_id": order_id} if order_id is not None else {}),
         "status": status,
         "forwarding_status": outcome,
     }
-    if order_id is not None:
-        data["order_id"] = order_id
     if reason:
         data["reason"] = reason
     return data

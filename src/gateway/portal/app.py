@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -135,7 +136,9 @@ def _page_query(request: Request[Any, Any, Any]) -> tuple[str | None, int | None
     before = request.query_params.get("before", "")
     return (
         status if status in DELIVERY_STATUSES else None,
-        int(before) if before.isdigit() else None,
+        # ASCII digits that fit a BIGINT: `isdigit()` takes `²`, and a longer number fails
+        # int() or the database.
+        int(before) if re.fullmatch(r"[0-9]{1,18}", before) else None,
     )
 
 
