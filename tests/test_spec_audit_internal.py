@@ -198,12 +198,15 @@ def test_make_runs_serve_so_that_it_stops_when_make_dies(tmp_path: Path) -> None
     command = " ".join([*CLI, "serve", "--role", "gateway", "--role", "publisher"]) + "; true"
     parent = subprocess.Popen(["sh", "-c", command], env=env)
     deadline = time.monotonic() + 60
-    serving: list[tuple[int, str]] = []
-    while not serving or not _children(serving[0][0]):
+    # Wait for the nats-server child by name: serve may start short-lived children too.
+    nats_pids: list[int] = []
+    while not nats_pids:
         assert time.monotonic() < deadline, "serve did not start its nats-server"
         time.sleep(0.2)
         serving = _children(parent.pid)
-    serve_pid, nats_pid = serving[0][0], _children(serving[0][0])[0][0]
+        serve_pid = serving[0][0] if serving else 0
+        nats_pids = [pid for pid, name in _children(serve_pid) if name == "nats-server"]
+    nats_pid = nats_pids[0]
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 30
