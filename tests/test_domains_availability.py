@@ -128,8 +128,8 @@ def test_generate_prefixes_before_suffixes_after_com_only(service: RunningServic
         data = response.json()["data"]
         assert data["partial"] is False
         assert data["domains"] == [
-            {"tld": "com", "domains": ["getacme.com", "acme.com", "acmehq.com"]}
-        ]
+            {"tld": "com", "domains": ["getacme.com", "acmehq.com"]}
+        ]  # built from the affixes only (spec 4.2): not the bare keyword
         # Taken and premium names are never offered.
         data = generate(
             client, keywords=["taken", "premiumx", "ok"], tlds=["io", "net"], prefixes=[]
@@ -151,7 +151,7 @@ def test_generate_from_keywords_alone_uses_the_services_affixes(service: Running
         (group,) = data["domains"]
         names = group["domains"]
         assert group["tld"] == "com" and data["returned"] == len(names) == 75
-        assert "acme.com" in names and "getacme.com" in names and "acmehq.com" in names
+        assert "acme.com" not in names and "getacme.com" in names and "acmehq.com" in names
         assert all(n.endswith(".com") and "acme" in n for n in names)
         assert len(set(names)) == len(names) and data["partial"] is False
 

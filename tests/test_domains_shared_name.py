@@ -65,7 +65,9 @@ def test_usable_for_counts_only_the_asking_organizations_own_use(service: Runnin
     with service.client(service.new_key(live_org, "live")) as other:
         row = _availability(other, name)  # sandbox use never narrows a live name
         assert (row["available"], row["usable_for"]) == (True, ["suite_a", "suite_b"])
-        generated = other.post("/domains/generate", json={"keywords": [name.removesuffix(".com")]})
+        generated = other.post(
+            "/domains/generate", json={"keywords": [name.removesuffix(".com")], "prefixes": []}
+        )
         assert generated.status_code == 200, generated.text
         names = [n for group in generated.json()["data"]["domains"] for n in group["domains"]]
         assert name in names

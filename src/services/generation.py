@@ -1,8 +1,8 @@
 """Domain name generation (`POST /domains/generate`).
 
-Candidates are `prefix + keyword`, `keyword`, and `keyword + suffix` (a prefix goes before the
-keyword, a suffix after it) on each requested TLD (`.com` when `tlds` is omitted), examined in
-that order. When the body sends neither `prefixes` nor `suffixes`, the service's own lists are
+Candidates are `prefix + keyword` and `keyword + suffix` (a prefix goes before the keyword, a
+suffix after it; spec 4.2) on each requested TLD (`.com` when `tlds` is omitted), examined in
+that order; the bare keyword only when the body sends both lists empty. When the body sends neither `prefixes` nor `suffixes`, the service's own lists are
 used (`DEFAULT_PREFIXES`: get, try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team,
 labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when
 the registrar would sell it and no suite uses it, so it is available for both suites. At most
@@ -57,6 +57,12 @@ def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str
     return cleaned
 
 
+def _labels(keyword: str, prefixes: list[str], suffixes: list[str]) -> list[str]:
+    if not prefixes and not suffixes:
+        return [keyword]
+    return [p + keyword for p in prefixes] + [keyword + s for s in suffixes]
+
+
 def _candidates(
     keywords: list[str], prefixes: list[str], suffixes: list[str], tlds: list[str]
 ) -> list[str]:
@@ -65,7 +71,7 @@ def _candidates(
     per_keyword = [
         [
             f"{label}.{tld}"
-            for label in [p + keyword for p in prefixes] + [keyword] + [keyword + s for s in suffixes]
+            for label in _labels(keyword, prefixes, suffixes)
             for tld in tlds
         ]
         for keyword in keywords
