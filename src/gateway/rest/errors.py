@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 
 STATUS_BY_CODE: dict[str, int] = {
     **dict.fromkeys(
-        ["invalid_request", "idempotency_key_required", "order_shape_conflict", "domain_count_mismatch", "provider_not_supported", "sequencer_super_admin_key", "sequencer_client_id_required", "provider_login_credentials_required", "premium_domain_not_supported", "domain_not_usable_for_provider", "invalid_page_token"],
+        ["invalid_request", "idempotency_key_required", "order_shape_conflict", "domain_count_mismatch", "provider_not_supported", "sequencer_super_admin_key", "sequencer_client_id_required", "provider_login_credentials_required", "premium_domain_not_supported", "domain_not_usable_for_provider"],
         400,
     ),
     "unauthorized": 401,

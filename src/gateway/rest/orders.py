@@ -192,11 +192,12 @@ class OrdersController(Controller):
         },
     )
     async def resolve(
-        self, request: Request[Any, Any, Any], action_id: str, data: ResolveBody
+        self, request: Request[Any, Any, Any], action_id: str, data: ResolveBody | None = None
     ) -> dict[str, Any]:
         principal = principal_of(request)
         container = container_of(request)
-        body = msgspec.to_builtins(data)
+        # No body at all is `{}`: a nameservers action needs no input, as a cancel needs none.
+        body = msgspec.to_builtins(data) if data is not None else {}
         view = await anyio.to_thread.run_sync(
             lambda: resolve_action(container, principal, action_id, body)
         )
