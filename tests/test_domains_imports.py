@@ -181,3 +181,32 @@ def _replayed_without_recorded_groups(service: RunningService, job_id: str) -> l
         job = event.mutate(job)
     assert job is not None
     return sorted(d for g in job.nameserver_groups for d in g["domains"])
+
+
+def test_an_idempotency_key_on_imports_and_forwarding_replays_the_first_job(
+    service: RunningService,
+) -> None:
+    """Optional on these POSTs, honoured when sent: a retried request makes no second job
+    (which would fail its names as `already_in_inventory` and send a failure webhook)."""
+    with service.partner() as client:
+        sent = [
+            ("/domains/import", {"domains": ["idem-sync.com"]}),
+            ("/domains/import/jobs", {"domains": ["idem-queued.com"]}),
+            (
+                "/domains/forwarding",
+                {"domains": ["idem-sync.com"], "forwarding_url": "https://a.example/"},
+            ),
+        ]
+        for path, body in sent:
+            headers = {"Idempotency-Key": f"retry-{path}"}
+            first = client.post(path, json=body, headers=headers)
+            again = client.post(path, json=body, headers=headers)
+            assert first.status_code == again.status_code == 201, (path, again.text)
+            assert again.json()["data"]["id"] == first.json()["data"]["id"], path
+            assert again.headers["Idempotent-Replayed"] == "true"
+            other = client.post(path, json={**body, "domains": ["idem-other.com"]}, headers=headers)
+            assert (
+                other.status_code == 409 and other.json()["error"]["code"] == "idempotency_conflict"
+            )
+        jobs = client.get("/domains/import/jobs", params={"domain": "idem-queued.com"}).json()
+        assert len(jobs["data"]) == 1

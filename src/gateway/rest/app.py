@@ -57,7 +57,14 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
     extra_routes: list[Any] = container.extras.get("extra_routes", [])
     container.extras.setdefault("page_tokens", PageTokens(container.settings.secret_key))
     app = Litestar(
-        route_handlers=[partner, healthz, readyz, metrics_endpoint, PortalController, *extra_routes],
+        route_handlers=[
+            partner,
+            healthz,
+            readyz,
+            metrics_endpoint,
+            PortalController,
+            *extra_routes,
+        ],
         exception_handlers={Exception: handle_exception},
         openapi_config=openapi_config(),
         request_max_body_size=container.settings.max_body_bytes,

@@ -32,7 +32,9 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
         principal, headers = await authorize_off_loop(scope["app"].state["container"], scope)
         # Checked here rather than in a Litestar guard: a sync guard is run in the thread pool,
         # a hand-off per request that cost more than the whole key check and rate limit.
-        check_permission(str(scope.get("method", "GET")), scope["route_handler"].opt, principal.preset)
+        check_permission(
+            str(scope.get("method", "GET")), scope["route_handler"].opt, principal.preset
+        )
         scope["principal"] = principal  # type: ignore[typeddict-unknown-key]
 
         async def send_with_headers(message: Message) -> None:

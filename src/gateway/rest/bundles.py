@@ -34,8 +34,10 @@ class Links(msgspec.Struct):
     first: Annotated[str, msgspec.Meta(description="Absolute URL of the first page, same filters")]
     next: Annotated[
         str | None,
-        msgspec.Meta(description="Absolute URL of the next page (carries `page_token`); null on "
-                     "the last page. Follow it as given."),
+        msgspec.Meta(
+            description="Absolute URL of the next page (carries `page_token`); null on "
+            "the last page. Follow it as given."
+        ),
     ]
 
 
@@ -148,7 +150,9 @@ class BundlesController(Controller):
         "response again.",
         responses={201: ResponseSpec(BundleResponse, description="The bundle")},
     )
-    async def create(self, request: Request[Any, Any, Any], data: CreateBundleBody) -> Response[Any]:
+    async def create(
+        self, request: Request[Any, Any, Any], data: CreateBundleBody
+    ) -> Response[Any]:
         principal = principal_of(request)
         container = container_of(request)
         terms = msgspec.structs.asdict(data)
@@ -190,7 +194,9 @@ class BundlesController(Controller):
     @get("/{bundle_id:str}", operation_id="getBundle", summary="One bundle")
     async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
         principal = principal_of(request)
-        bundle = load_bundle(container_of(request), principal.org_id, principal.environment, bundle_id)
+        bundle = load_bundle(
+            container_of(request), principal.org_id, principal.environment, bundle_id
+        )
         return _single(bundle_view(bundle))
 
     @patch(
@@ -204,9 +210,7 @@ class BundlesController(Controller):
     ) -> BundleResponse:
         principal = principal_of(request)
         container = container_of(request)
-        changes = {
-            k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET
-        }
+        changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
         view = await anyio.to_thread.run_sync(
             lambda: edit_bundle(
                 container, principal.org_id, principal.environment, bundle_id, changes

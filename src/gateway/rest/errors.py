@@ -16,7 +16,18 @@ log = logging.getLogger(__name__)
 
 STATUS_BY_CODE: dict[str, int] = {
     **dict.fromkeys(
-        ["invalid_request", "idempotency_key_required", "order_shape_conflict", "domain_count_mismatch", "provider_not_supported", "sequencer_super_admin_key", "sequencer_client_id_required", "provider_login_credentials_required", "premium_domain_not_supported", "domain_not_usable_for_provider"],
+        [
+            "invalid_request",
+            "idempotency_key_required",
+            "order_shape_conflict",
+            "domain_count_mismatch",
+            "provider_not_supported",
+            "sequencer_super_admin_key",
+            "sequencer_client_id_required",
+            "provider_login_credentials_required",
+            "premium_domain_not_supported",
+            "domain_not_usable_for_provider",
+        ],
         400,
     ),
     "unauthorized": 401,
@@ -26,7 +37,22 @@ STATUS_BY_CODE: dict[str, int] = {
     "sequencer_client_not_found": 404,
     "method_not_allowed": 405,
     **dict.fromkeys(
-        ["idempotency_conflict", "idempotency_in_progress", "provider_mismatch", "workspace_promotion_required", "workspace_credentials_conflict", "sequencer_connection_required", "insufficient_inventory", "domain_not_imported", "domains_not_submittable", "domain_already_in_active_order", "pool_domains_linked", "pool_state_conflict", "conflict", "order_state_conflict"],
+        [
+            "idempotency_conflict",
+            "idempotency_in_progress",
+            "provider_mismatch",
+            "workspace_promotion_required",
+            "workspace_credentials_conflict",
+            "sequencer_connection_required",
+            "insufficient_inventory",
+            "domain_not_imported",
+            "domains_not_submittable",
+            "domain_already_in_active_order",
+            "pool_domains_linked",
+            "pool_state_conflict",
+            "conflict",
+            "order_state_conflict",
+        ],
         409,
     ),
     "bundle_archived": 409,
@@ -94,7 +120,9 @@ async def send_raw_error(send: Any, request_id: str, error: Exception, where: st
             "Something went wrong on our side; retry with backoff and keep the request id.",
         )
     encoded = msgspec.json.encode(body)
-    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra.items()]
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra.items()
+    ]
     headers += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(encoded))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": encoded, "more_body": False})

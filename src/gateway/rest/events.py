@@ -166,7 +166,9 @@ class EventsController(Controller):
         status_code=202,
         responses={202: ONE_EVENT},
     )
-    async def redeliver_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
+    async def redeliver_event(
+        self, request: Request[Any, Any, Any], event_id: str
+    ) -> dict[str, Any]:
         container = container_of(request)
         principal = principal_of(request)
         row = event_row(container.read_db, principal.tenant, event_id)

@@ -6,10 +6,11 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import HttpUrl, documented
 from services.forwarding import MAX_DOMAINS, load_job, submit
@@ -59,10 +60,10 @@ class ForwardingController(Controller):
         status_code=201,
         responses={201: ONE_JOB},
     )
-    async def create(self, request: Request[Any, Any, Any], data: ForwardingBody) -> dict[str, Any]:
+    async def create(self, request: Request[Any, Any, Any], data: ForwardingBody) -> Response[Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
-        return {"data": await anyio.to_thread.run_sync(lambda: submit(container, principal, body))}
+        return await maybe_idempotent(request, lambda: {"data": submit(container, principal, body)})
 
     @get(
         "/jobs/{job_id:str}",
@@ -72,4 +73,6 @@ class ForwardingController(Controller):
     )
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
-        return {"data": await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))}
+        return {
+            "data": await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))
+        }

@@ -88,10 +88,12 @@ async def idempotent(
 
 
 async def maybe_idempotent(
-    request: Request[Any, Any, Any], run: Callable[[], Any]
+    request: Request[Any, Any, Any], run: Callable[[], Any], status_code: int = 201
 ) -> Response[Any]:
     """Idempotency-Key is optional on this POST: honoured when sent."""
     if request.headers.get("idempotency-key"):
-        return await idempotent(request, run, status_code=201)
+        return await idempotent(request, run, status_code=status_code)
     result = await anyio.to_thread.run_sync(run)
-    return Response(msgspec.json.encode(result), status_code=201, media_type="application/json")
+    return Response(
+        msgspec.json.encode(result), status_code=status_code, media_type="application/json"
+    )

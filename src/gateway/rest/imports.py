@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-import anyio
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
@@ -15,6 +14,7 @@ from domain.errors import invalid
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
@@ -101,13 +101,12 @@ class ImportsController(Controller):
         status_code=201,
         responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
-    async def import_sync(
-        self, request: Request[Any, Any, Any], data: ImportBody
-    ) -> dict[str, Any]:
+    async def import_sync(self, request: Request[Any, Any, Any], data: ImportBody) -> Response[Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
-        job = await anyio.to_thread.run_sync(lambda: import_now(container, principal, body))
-        return {"data": job}
+        return await maybe_idempotent(
+            request, lambda: {"data": import_now(container, principal, body)}
+        )
 
     @post(
         "/jobs",
@@ -117,11 +116,12 @@ class ImportsController(Controller):
         status_code=201,
         responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
-    async def submit(self, request: Request[Any, Any, Any], data: ImportJobBody) -> dict[str, Any]:
+    async def submit(self, request: Request[Any, Any, Any], data: ImportJobBody) -> Response[Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
-        job = await anyio.to_thread.run_sync(lambda: submit_job(container, principal, body))
-        return {"data": job}
+        return await maybe_idempotent(
+            request, lambda: {"data": submit_job(container, principal, body)}
+        )
 
     @get(
         "/jobs",
@@ -156,7 +156,9 @@ class ImportsController(Controller):
         )
 
     @get(
-        "/jobs/{job_id:str}", operation_id="getImportJob", summary="One import job",
+        "/jobs/{job_id:str}",
+        operation_id="getImportJob",
+        summary="One import job",
         responses={200: ONE_JOB},
     )
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:

@@ -66,8 +66,11 @@ REQUEST_ID_HEADER: dict[str, Any] = {
 }
 # On every answer to an authenticated request (a refused key spends nothing, so has none).
 RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
-    f"RateLimit-{name}": {"description": text, "required": False,
-                          "schema": {"type": "integer", "minimum": 0}}
+    f"RateLimit-{name}": {
+        "description": text,
+        "required": False,
+        "schema": {"type": "integer", "minimum": 0},
+    }
     for name, text in (
         ("Limit", "Burst size of the organization's allowance for this environment."),
         ("Remaining", "Requests left in the allowance now."),
@@ -125,6 +128,10 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "createUser": False,
     "attachPoolDomains": False,
     "renameSwapUserNames": False,
+    "importDomains": False,
+    "submitImportJob": False,
+    "setDomainForwarding": False,
+    "releasePoolDomains": False,
 }
 
 
@@ -214,12 +221,18 @@ def _shape_inputs(schema: dict[str, Any], schemas: dict[str, Any]) -> None:
     a response). A string that has a pattern of its own keeps it."""
     seen: set[str] = set()
     operations = [
-        op for item in schema.get("paths", {}).values() for op in item.values()
+        op
+        for item in schema.get("paths", {}).values()
+        for op in item.values()
         if isinstance(op, dict)
     ]
     todo: list[Any] = [op["requestBody"] for op in operations if "requestBody" in op]
-    todo += [p.get("schema") for op in operations for p in op.get("parameters", [])
-             if p.get("in") in ("query", "path")]
+    todo += [
+        p.get("schema")
+        for op in operations
+        for p in op.get("parameters", [])
+        if p.get("in") in ("query", "path")
+    ]
     while todo:
         node = todo.pop()
         if isinstance(node, list):

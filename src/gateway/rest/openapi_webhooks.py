@@ -35,8 +35,11 @@ ENVELOPE: dict[str, Any] = {
 _HEADERS = [
     ("Service-Event-Id", "Stable per logical event (`evt_...`): dedupe on it for 24 h or more"),
     ("Service-Timestamp", "Unix seconds when the body was signed; refuse beyond 5 minutes"),
-    ("Service-Signature", "`v1=` + hex HMAC-SHA-256 of `<timestamp>.<event id>.<raw body>` "
-                          "with the endpoint's `whsec_` secret; compare in constant time"),
+    (
+        "Service-Signature",
+        "`v1=` + hex HMAC-SHA-256 of `<timestamp>.<event id>.<raw body>` "
+        "with the endpoint's `whsec_` secret; compare in constant time",
+    ),
 ]
 
 
@@ -56,13 +59,22 @@ def webhooks_section() -> dict[str, Any]:
                 "possibly out of order; up to 5 attempts over 24 hours.",
                 "operationId": f"webhook_{event_type.replace('.', '_')}",
                 "parameters": [
-                    {"name": name, "in": "header", "required": True,
-                     "schema": {"type": "string"}, "description": text}
+                    {
+                        "name": name,
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                        "description": text,
+                    }
                     for name, text in _HEADERS
                 ],
                 "requestBody": {
                     "required": True,
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEvent"}}},
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/WebhookEvent"}
+                        }
+                    },
                 },
                 "responses": {
                     "2XX": {"description": "Received; any 2xx within 15 seconds"},

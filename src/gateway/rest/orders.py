@@ -204,7 +204,9 @@ class OrdersController(Controller):
         return {"data": view}
 
     @get(
-        "/{order_id:str}", operation_id="getOrder", summary="One order",
+        "/{order_id:str}",
+        operation_id="getOrder",
+        summary="One order",
         responses={200: ONE_ORDER},
     )
     async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:

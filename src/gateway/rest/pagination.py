@@ -59,7 +59,9 @@ def check_per_page(per_page: int | None) -> int:
     if per_page is None:
         return DEFAULT_PER_PAGE
     if not 1 <= per_page <= MAX_PER_PAGE:
-        raise DomainError("invalid_request", "per_page must be between 1 and 100.", field="per_page")
+        raise DomainError(
+            "invalid_request", "per_page must be between 1 and 100.", field="per_page"
+        )
     return per_page
 
 

@@ -15,7 +15,7 @@ from domain.errors import invalid
 from domain.pool_domains import CONDITIONS
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
-from gateway.rest.idempotency import idempotent
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
 from gateway.rest.workspaces import PROMOTION_NOTE
@@ -245,18 +245,14 @@ class PoolController(Controller):
         status_code=202,
         responses={202: ONE_RESERVATION, **UNKNOWN_WORKSPACE},
     )
-    async def attach(
-        self, request: Request[Any, Any, Any], data: AttachBody
-    ) -> Response[Any]:
+    async def attach(self, request: Request[Any, Any, Any], data: AttachBody) -> Response[Any]:
         container, principal = container_of(request), principal_of(request)
         body = msgspec.to_builtins(data)
 
         def run() -> dict[str, Any]:
             return {"data": pool_attach.attach(container, principal, body)}
 
-        if request.headers.get("idempotency-key"):
-            return await idempotent(request, run, status_code=202)
-        return Response(await anyio.to_thread.run_sync(run), status_code=202)
+        return await maybe_idempotent(request, run, status_code=202)
 
     @post(
         "/release",
@@ -268,12 +264,13 @@ class PoolController(Controller):
     )
     async def release(
         self, request: Request[Any, Any, Any], data: PoolDomainsBody
-    ) -> dict[str, Any]:
+    ) -> Response[Any]:
         container, principal = container_of(request), principal_of(request)
-        result = await anyio.to_thread.run_sync(
-            lambda: pool_attach.release(container, principal, data.domains)
+        return await maybe_idempotent(
+            request,
+            lambda: {"data": pool_attach.release(container, principal, data.domains)},
+            status_code=202,
         )
-        return {"data": result}
 
     @get(
         "/domains",

@@ -89,7 +89,13 @@ class RequestIdMiddleware:
 async def _send_internal_error(send: Any, request_id: str) -> None:
     """Through `send_with_id`, which adds the request id and keeps a HEAD answer bodiless."""
     body = json.dumps(
-        {"error": {"code": "internal_error", "message": "Internal error.", "request_id": request_id}}
+        {
+            "error": {
+                "code": "internal_error",
+                "message": "Internal error.",
+                "request_id": request_id,
+            }
+        }
     ).encode()
     await send(
         {

@@ -71,8 +71,10 @@ class SwapOut(msgspec.Struct, kw_only=True):
     new_domain_id: Annotated[str | None, _doc("`dom_` id of the replacement")]
     new_domain_source: Annotated[
         str | None,
-        _doc("`inventory` (owned already), `purchase` (named and bought), `generated` (chosen "
-             "and bought by the service)"),
+        _doc(
+            "`inventory` (owned already), `purchase` (named and bought), `generated` (chosen "
+            "and bought by the service)"
+        ),
     ]
     suite: Annotated[str | None, _doc("mailbox suite, the same as the old domain's")]
     personas: Annotated[list[dict[str, str]], _doc("the personas of the inboxes, in order")]
@@ -83,8 +85,10 @@ class SwapOut(msgspec.Struct, kw_only=True):
     reason: Annotated[str | None, _doc("why it failed, or what the partner must do")]
     old_domain_status: Annotated[
         str | None,
-        _doc("`attached` until completion, then `warm` (premium, until `warm_until`) or "
-             "`detached`; null for user_names"),
+        _doc(
+            "`attached` until completion, then `warm` (premium, until `warm_until`) or "
+            "`detached`; null for user_names"
+        ),
     ]
     warm_until: Annotated[
         str | None, _doc(f"premium: when the old domain is detached ({PREMIUM_WARM_DAYS} days)")
