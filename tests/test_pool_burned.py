@@ -4,6 +4,7 @@ fulfillment service calls) and observed over HTTP."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -79,12 +80,15 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
         # Replaced once a pool domain is there: the row no longer needs the partner.
         pooled(client, 1)
         replaced = burn(service, spare)
-        assert client.get(f"/pool/replacements/{replaced['replacement_id']}").json()["data"][
-            "status"
-        ] == "completed"
+        assert (
+            client.get(f"/pool/replacements/{replaced['replacement_id']}").json()["data"]["status"]
+            == "completed"
+        )
         service.wait_projections()
         (row,) = client.get("/domains", params={"domain": spare}).json()["data"]
-        assert row["status"] != "action_required" and row.get("reason") != "replacement_needed"
+        assert (row["status"], row.get("reason")) == ("active", None)
+        # Spec 3: the move back to `active` is accompanied by domain.connected.
+        assert connected_after_need(client, row["id"]) == replaced["replacement_id"]
         types = {e["type"] for e in events}
         assert {
             "pool.domain_burned",
@@ -93,6 +97,41 @@ def test_burned_assigned_domain_is_replaced(service: RunningService) -> None:
             "pool.replacement_failed",
             "pool.burned_domain_job_completed",
         } <= types
+
+
+def connected_after_need(client: Any, dom_id: str) -> str:
+    """The `replacement_id` or `release_id` of the domain.connected that followed the
+    domain's domain.action_required, the newest event about it."""
+    events = client.get("/events", params={"per_page": 100}).json()["data"]
+    about = [e for e in events if e["data"].get("id") == dom_id and e["type"].startswith("domain.")]
+    assert [e["type"] for e in about[:2]] == ["domain.connected", "domain.action_required"]
+    assert about[0]["data"]["status"] == "active"
+    return str(about[0]["data"].get("replacement_id") or about[0]["data"].get("release_id"))
+
+
+def test_releasing_a_burned_domain_that_needed_a_replacement(service: RunningService) -> None:
+    """The partner's other answer to `replacement_needed`: release the burned domain. It
+    leaves the pool and, on its own order still, is `active` again (domain.connected)."""
+    with service.partner() as client:
+        pooled(client, 1)
+        reservation = attached(client, new_workspace(client), 1)
+        burned = reservation["domains"][0]["domain"]
+        assert burn(service, burned)["replacement_id"] is not None
+        service.wait_projections()
+        (row,) = client.get("/domains", params={"domain": burned}).json()["data"]
+        assert (row["status"], row["reason"]) == ("action_required", "replacement_needed")
+        release = client.post("/pool/release", json={"domains": [burned]})
+        assert release.status_code == 202, release.text
+        release_id = release.json()["data"]["id"]
+        deadline = time.monotonic() + 30
+        while client.get(f"/pool/releases/{release_id}").json()["data"]["status"] != "completed":
+            assert time.monotonic() < deadline, "the release did not complete"
+            time.sleep(0.1)
+        service.wait_projections()
+        assert conditions(client) == {}
+        (row,) = client.get("/domains", params={"domain": burned}).json()["data"]
+        assert (row["status"], row.get("reason")) == ("active", None)
+        assert connected_after_need(client, row["id"]) == release_id
 
 
 def test_pool_read_models_replay_identically(service: RunningService) -> None:

@@ -49,6 +49,10 @@ def pool_domain_id(org_id: str, environment: str, name: str) -> uuid.UUID:
 
 
 class PoolDomain(Aggregate):
+    # Whether the release now under way gives back a burned domain whose replacement failed:
+    # its row needed the partner (`replacement_needed`) and no longer does once it is out.
+    released_awaiting_replacement = False
+
     @staticmethod
     def create_id(*_: Any, org_id: str, environment: str, name: str, **__: Any) -> uuid.UUID:
         return pool_domain_id(org_id, environment, name)
@@ -200,6 +204,7 @@ class PoolDomain(Aggregate):
     def _release_started(self, *, release_id: str, at: float) -> None:
         self.condition = RELEASING
         self.release_id = release_id
+        self.released_awaiting_replacement = self.burned
         self.updated_at = at
 
     @event("Released")

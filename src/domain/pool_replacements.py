@@ -27,6 +27,7 @@ class PoolReplacement(Aggregate):
         status: str,
         reason: str | None,
         at: float,
+        ends_replacement_needed: bool = False,  # absent from events stored before it
     ) -> None:
         self.org_id = org_id
         self.environment = environment
@@ -39,6 +40,8 @@ class PoolReplacement(Aggregate):
         self.reason = reason
         self.created_at = at
         self.completed_at = at
+        # A replacement that completed for a domain an earlier one could not replace.
+        self.ends_replacement_needed = ends_replacement_needed
 
     @property
     def tenant(self) -> str:

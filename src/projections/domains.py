@@ -268,6 +268,18 @@ class DomainInventory(ReadModel):
                 (event.at, event.burned_domain["id"], REPLACEMENT_NEEDED),
             )
 
+    @on("PoolDomain.Released")
+    def burned_domain_released(self, cur: Any, event: Any, position: int) -> None:
+        """The partner's answer to `replacement_needed`: the burned domain is out of the pool
+        and, on its own order still, needs nothing more."""
+        pooled = self._at_version(event)
+        if pooled.released_awaiting_replacement and pooled.dom_id:
+            cur.execute(
+                "UPDATE domains SET status = 'active', reason = NULL, updated_at = ? "
+                "WHERE id = ? AND reason = ?",
+                (event.at, pooled.dom_id, REPLACEMENT_NEEDED),
+            )
+
     @staticmethod
     def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:
         """A swap took the domain off the order: inventory again, free of any suite."""

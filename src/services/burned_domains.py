@@ -65,12 +65,12 @@ def burned_domain_job(
         at=at,
     )
     job_id = public_id("brj", job.id)
-    was_assigned = pool.condition == ASSIGNED
+    was_assigned, burned_before = pool.condition == ASSIGNED, pool.burned
     pool.mark_burned(job_id, reason, at)
     changed: list[Any] = [pool]
     replacement_id = None
     if was_assigned:
-        replacement, others = replace_burned(container, pool, job_id, at)
+        replacement, others = replace_burned(container, pool, job_id, at, burned_before)
         replacement_id = public_id("prp", replacement.id)
         changed += [replacement, *others]
     job.complete(pool.condition_at(at), replacement_id, at)

@@ -19,9 +19,10 @@ from services.pool_views import replacement_view
 
 
 def replace_burned(
-    container: Any, burned: PoolDomain, job_id: str | None, at: float
+    container: Any, burned: PoolDomain, job_id: str | None, at: float, burned_before: bool = False
 ) -> tuple[PoolReplacement, list[PoolDomain]]:
-    """The replacement (unsaved) and the pool domains it changed (unsaved)."""
+    """The replacement (unsaved) and the pool domains it changed (unsaved). `burned_before`:
+    the domain was burned and still assigned already, so an earlier replacement failed."""
     found = take_available(container, burned.tenant, 1, excluded={burned.name})
     replacement = PoolReplacement(
         org_id=burned.org_id,
@@ -36,6 +37,7 @@ def replace_burned(
         status=COMPLETED if found else FAILED,
         reason=None if found else "insufficient_inventory",
         at=at,
+        ends_replacement_needed=bool(found) and burned_before,
     )
     if not found:
         return replacement, []

@@ -14,6 +14,7 @@
 | `pool.replacement_completed` | a burned assigned domain was replaced | the `prp_` replacement |
 | `pool.replacement_failed` | no available domain to replace it | the `prp_` replacement |
 | `domain.action_required` | with `pool.replacement_failed`: the burned domain needs one | the domain, `reason` `replacement_needed` |
+| `domain.connected` | a replacement or a release ended that need | the domain, `status` `active` |
 | `pool.burned_domain_job_completed` | a `brj_` job finished | the `brj_` job |
 
 The pool domain is shown as `GET /pool/domains` shows it at the moment of the event, plus
@@ -93,9 +94,9 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
             replacement, kind, public_id("prp", replacement.id), replacement_view(replacement), event.at
         )
     ]
+    burned = replacement.burned_domain
     if replacement.status == "failed":
         # Spec 6: `domain.action_required` when a domain needs a replacement.
-        burned = replacement.burned_domain
         data = {
             "id": burned["id"],
             "domain": burned["domain"],
@@ -107,4 +108,35 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
         events.append(
             event_about(replacement, "domain.action_required", burned["id"], data, event.at)
         )
+    elif replacement.ends_replacement_needed:
+        # Spec 3: `domain.connected` accompanies the move back to `active`.
+        data = {
+            "id": burned["id"],
+            "domain": burned["domain"],
+            "status": "active",
+            "reason": None,
+            "replacement_id": public_id("prp", replacement.id),
+            "workspace_id": replacement.workspace_id,
+        }
+        events.append(event_about(replacement, "domain.connected", burned["id"], data, event.at))
     return events
+
+
+@maps("PoolDomain.Released")
+def burned_domain_released(event: Any, store: EventStore) -> list[PublicEvent]:
+    """Releasing a burned domain whose replacement failed ends its `replacement_needed`
+    (spec 3: `domain.connected` accompanies the move back to `active`)."""
+    domain: PoolDomain = store.repository.get(
+        event.originator_id, version=event.originator_version - 1
+    )
+    if not domain.released_awaiting_replacement or not domain.dom_id:
+        return []
+    data = {
+        "id": domain.dom_id,
+        "domain": domain.name,
+        "status": "active",
+        "reason": None,
+        "release_id": domain.release_id,
+        "workspace_id": domain.workspace_id,
+    }
+    return [event_about(domain, "domain.connected", domain.dom_id, data, event.at)]
