@@ -98,6 +98,35 @@ def test_a_domain_swapped_in_keeps_its_own_forwarding(service: RunningService) -
         assert item["forwarding_url"] == row["forwarding_url"] == url
 
 
+def test_an_order_naming_a_forwarding_domain_keeps_its_forwarding(service: RunningService) -> None:
+    """Without a `forwarding_url` of its own, an order leaves a named domain's forwarding as it
+    was, and the order, its events and `GET /domains` show the same URL; with one, the
+    order's replaces it in every view."""
+    with service.partner() as client:
+        names = ["fwo-kept.com", "fwo-replaced.com"]
+        assert client.post("/domains/import", json={"domains": names}).status_code == 201
+        forward(client, names, "https://own.example/")
+        service.wait_projections()
+        for name, extra, expected in [
+            (names[0], {}, "https://own.example/"),
+            (names[1], {"forwarding_url": "https://order.example/"}, "https://order.example/"),
+        ]:
+            placed = order(
+                client,
+                suite_b=None,
+                suite_a={"domains": 1, "inboxes_per_domain": 1},
+                domains=[{"domain": name, "suite": "suite_a"}],
+                **extra,
+            )
+            (item,) = client.get(f"/orders/{placed['id']}").json()["data"]["domains"]
+            (row,) = domains(client, domain=name)
+            assert item["forwarding_url"] == row["forwarding_url"] == expected, name
+            service.wait_projections()
+            connected = client.get("/events", params={"type": "domain.connected"}).json()["data"]
+            (event,) = [e for e in connected if e["data"]["domain"] == name]
+            assert event["data"]["forwarding_url"] == expected
+
+
 def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(
     service_factory: ServiceFactory,
 ) -> None:

@@ -64,9 +64,10 @@ def _dns(order: Order, domains: list[dict[str, Any]]) -> Outcome:
     for item in domains:
         if not item.get("dns_records"):
             item["dns_records"] = mailboxes.dns_records(item["domain"], item["suite"])
-        item["forwarding_url"] = None if refused else url
-        if refused:
+        if refused:  # the domain keeps whatever forwarding it had
             item["forwarding_failure"] = dns.FORWARDING_UNRESOLVABLE
+        elif url is not None:
+            item["forwarding_url"] = url
     return Outcome(domains)
 
 

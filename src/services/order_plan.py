@@ -323,7 +323,8 @@ def _domains(
 
 def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
     """What an owned domain brings to the order that uses it: its renewal choice (a purchase's
-    `auto_renew: false`, spec 4.2, kept after the order releases it), and for an imported
+    `auto_renew: false`, spec 4.2, kept after the order releases it), its forwarding, and for
+    an imported
     domain the start of its import, from which the simulated DNS decides whether its
     nameservers point at us. However the order came by it (named, picked from inventory,
     released by an earlier order), its `dns` step waits until they do."""
@@ -332,7 +333,8 @@ def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
         return
     marks = ", ".join("?" for _ in ids)
     rows = cur.execute(
-        f"SELECT id, auto_renew, source, created_at FROM domains WHERE id IN ({marks})",
+        f"SELECT id, auto_renew, source, created_at, forwarding_url FROM domains "
+        f"WHERE id IN ({marks})",
         tuple(ids),
     ).fetchall()
     by_id = {row["id"]: row for row in rows}
@@ -342,6 +344,9 @@ def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
             continue
         item["auto_renew"] = bool(row["auto_renew"])
         item["origin"] = row["source"]
+        # Forwarding set on the domain itself goes on unless the order sets its own (the
+        # `dns` step), so the order and `GET /domains` show one URL.
+        item["forwarding_url"] = row["forwarding_url"]
         if row["source"] == "imported":
             item.setdefault("nameservers_since", row["created_at"])
 
