@@ -182,6 +182,25 @@ def test_sigterm_stops_the_embedded_nats_before_serve_exits(tmp_path: Path) -> N
         assert not Path(f"/proc/{nats_pid}").exists()
 
 
+def test_serve_starts_its_embedded_nats_again_when_it_dies(tmp_path: Path) -> None:
+    """Killed under the service, the embedded nats-server comes back on its port and store:
+    readiness returns without a restart of the service (webhooks stopped for good before)."""
+    port = free_port()
+    roles = ("--role", "gateway", "--role", "publisher")
+    with _serve(tmp_path, *roles, PARTNER_API_HTTP_PORT=str(port)) as (process, _):
+        url = f"http://127.0.0.1:{port}/readyz"
+        wait_until(lambda: httpx.get(url).status_code == 200, timeout=30)
+        (first,) = [pid for pid, name in _children(process.pid) if name == "nats-server"]
+        os.kill(first, signal.SIGKILL)
+
+        def back() -> bool:
+            again = [pid for pid, name in _children(process.pid) if name == "nats-server"]
+            return bool(again) and again != [first] and httpx.get(url).status_code == 200
+
+        wait_until(back, timeout=30)
+        assert httpx.get(url).json()["checks"]["nats"] == "ok"
+
+
 def test_make_runs_serve_so_that_it_stops_when_make_dies(tmp_path: Path) -> None:
     makefile = (Path(__file__).parent.parent / "Makefile").read_text()
     assert "PARTNER_API_STOP_WITH_PARENT=1" in makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]

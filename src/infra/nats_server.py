@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,12 +55,36 @@ class EmbeddedNats:
         while self.port == 4222:  # the machine's own NATS may hold 4222
             self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self.restarts = 0
 
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
 
     def start(self) -> str:
+        url = self._launch()
+        self._watcher = threading.Thread(target=self._watch, name="nats-watch", daemon=True)
+        self._watcher.start()
+        return url
+
+    def _watch(self, every: float = 1.0) -> None:
+        """Start the server again, on its port and store, when it dies under the service: its
+        clients reconnect on their own, and the outbox publishes what it had not yet. Without
+        this, webhooks stopped until the whole service was restarted."""
+        while not self._stopping.wait(every):
+            process = self.process
+            if process is None or process.poll() is None:
+                continue
+            log.warning("embedded nats-server exited (%s); starting it again", process.returncode)
+            try:
+                self._launch()
+                self.restarts += 1
+            except (OSError, RuntimeError):
+                log.exception("embedded nats-server did not start again; retrying")
+
+    def _launch(self) -> str:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
         binary = find_nats_server()
@@ -100,6 +125,9 @@ class EmbeddedNats:
         return config
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
         if self.process and self.process.poll() is None:
             self.process.terminate()
             try:
