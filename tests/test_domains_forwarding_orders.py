@@ -72,10 +72,12 @@ def test_live_forwarding_applies_to_a_purchased_domain(service_factory: ServiceF
 
         wait_until(finished, timeout=30)
         # Still there once the purchase completes (the order's own item carries the URL).
-        wait_status(client, purchase["id"], "completed", timeout=30)
+        done = wait_status(client, purchase["id"], "completed", timeout=30)
         service.wait_projections()
         shown = client.get(f"/domains/{row['id']}").json()["data"]
         assert shown["forwarding_url"] == url and shown["category"] == "inventory"
+        # The purchase shows its bought domain as the inventory does (spec 2.4 `available`).
+        assert [d["status"] for d in done["domains"]] == [shown["status"]] == ["available"]
         updated = client.get("/events", params={"type": "domain.forwarding_updated"}).json()
         assert [e["data"]["domain"] for e in updated["data"]] == ["fwo-bought.com"]
 
@@ -125,6 +127,33 @@ def test_an_order_naming_a_forwarding_domain_keeps_its_forwarding(service: Runni
             connected = client.get("/events", params={"type": "domain.connected"}).json()["data"]
             (event,) = [e for e in connected if e["data"]["domain"] == name]
             assert event["data"]["forwarding_url"] == expected
+
+
+def test_a_swap_passes_on_the_orders_forwarding_not_the_old_domains_own(
+    service: RunningService,
+) -> None:
+    """The old domain forwarded on its own before the order (which sets none): the domain
+    swapped in keeps its own URL, in the order and in `GET /domains`."""
+    from test_swaps import of, settled, swap
+
+    with service.partner() as client:
+        names = ["fwo-old-own.com", "fwo-new-own.com"]
+        assert client.post("/domains/import", json={"domains": names}).status_code == 201
+        forward(client, names[:1], "https://old-own.example/")
+        forward(client, names[1:], "https://new-own.example/")
+        service.wait_projections()
+        placed = order(
+            client,
+            suite_b=None,
+            suite_a={"domains": 1, "inboxes_per_domain": 1},
+            domains=[{"domain": names[0], "suite": "suite_a"}],
+        )
+        done = swap(client, of(placed, names[0], new_domain=names[1]))
+        assert settled(client, done)["status"] == "completed"
+        (item,) = client.get(f"/orders/{placed['id']}").json()["data"]["domains"]
+        (row,) = domains(client, domain=names[1])
+        assert item["domain"] == names[1]
+        assert item["forwarding_url"] == row["forwarding_url"] == "https://new-own.example/"
 
 
 def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(

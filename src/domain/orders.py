@@ -288,7 +288,10 @@ class Order(Aggregate):
             return
 
         def forwarded(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [{**i, "forwarding_url": url} if i["id"] in ids else i for i in items]
+            return [
+                {**i, "forwarding_url": url, "forwarding_own": False} if i["id"] in ids else i
+                for i in items
+            ]
 
         self._domain_forwarding_set(
             domain_ids=sorted(ids & held),

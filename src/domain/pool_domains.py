@@ -141,7 +141,8 @@ class PoolDomain(Aggregate):
     def start_release(self, release_id: str, at: float) -> None:
         if self.condition != ASSIGNED:
             raise self._refuse("be released", at)
-        self._release_started(release_id=release_id, at=at)
+        # Recorded as a fact: a release stored before it replays as one that ended no wait.
+        self._release_started(release_id=release_id, at=at, awaiting_replacement=self.burned)
 
     def finish_release(self, release_id: str, available_at: float, at: float) -> None:
         if self.condition != RELEASING or self.release_id != release_id:
@@ -201,10 +202,12 @@ class PoolDomain(Aggregate):
         self.updated_at = at
 
     @event("ReleaseStarted")
-    def _release_started(self, *, release_id: str, at: float) -> None:
+    def _release_started(
+        self, *, release_id: str, at: float, awaiting_replacement: bool = False
+    ) -> None:
         self.condition = RELEASING
         self.release_id = release_id
-        self.released_awaiting_replacement = self.burned
+        self.released_awaiting_replacement = awaiting_replacement
         self.updated_at = at
 
     @event("Released")

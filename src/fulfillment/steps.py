@@ -68,6 +68,7 @@ def _dns(order: Order, domains: list[dict[str, Any]]) -> Outcome:
             item["forwarding_failure"] = dns.FORWARDING_UNRESOLVABLE
         elif url is not None:
             item["forwarding_url"] = url
+            item["forwarding_own"] = False
     return Outcome(domains)
 
 

@@ -73,16 +73,19 @@ class EmbeddedNats:
         """Start the server again, on its port and store, when it dies under the service: its
         clients reconnect on their own, and the outbox publishes what it had not yet. Without
         this, webhooks stopped until the whole service was restarted."""
-        while not self._stopping.wait(every):
+        wait = every
+        while not self._stopping.wait(wait):
             process = self.process
             if process is None or process.poll() is None:
+                wait = every
                 continue
             log.warning("embedded nats-server exited (%s); starting it again", process.returncode)
             try:
                 self._launch()
                 self.restarts += 1
-            except (OSError, RuntimeError):
-                log.exception("embedded nats-server did not start again; retrying")
+            except Exception:  # noqa: BLE001 - supervision must outlive any one failed start
+                wait = min(wait * 2, 30.0)  # a server that cannot start is not retried in a loop
+                log.exception("embedded nats-server did not start again; retrying in %.0f s", wait)
 
     def _launch(self) -> str:
         self.store_dir.mkdir(parents=True, exist_ok=True)

@@ -347,6 +347,7 @@ def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
         # Forwarding set on the domain itself goes on unless the order sets its own (the
         # `dns` step), so the order and `GET /domains` show one URL.
         item["forwarding_url"] = row["forwarding_url"]
+        item["forwarding_own"] = row["forwarding_url"] is not None  # not the order's to pass on
         if row["source"] == "imported":
             item.setdefault("nameservers_since", row["created_at"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.orders import Order, shown_item_status
+from domain.orders import PURCHASE, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import public_id
@@ -50,8 +50,18 @@ def destination_view(order: Order) -> dict[str, Any] | None:
     }
 
 
+def _purchased_view(item: dict[str, Any], order_status: str) -> dict[str, Any]:
+    """A purchase's domain once bought is inventory (spec 2.4 `available`: owned, on no
+    order), as `GET /domains` shows it, not a live connected domain."""
+    view = domain_view(item, order_status)
+    if view["status"] == "active":
+        view["status"] = "available"
+    return view
+
+
 def order_view(order: Order) -> dict[str, Any]:
     destination = destination_view(order)
+    shown = _purchased_view if order.kind == PURCHASE else domain_view
     # Both suites always appear (decisions.md 3: `licenses` (`suite_a`, `suite_b`)); 0 = none.
     licenses = {
         suite: int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))
@@ -68,7 +78,7 @@ def order_view(order: Order) -> dict[str, Any]:
         "bundle_id": order.bundle_id,
         "licenses": licenses,
         "sizing": order.shape,
-        "domains": [domain_view(item, order.status) for item in order.domains],
+        "domains": [shown(item, order.status) for item in order.domains],
         # Old domains a premium swap keeps sending until `warm_until`, then detaches.
         "warm_domains": [
             {

@@ -171,7 +171,11 @@ def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> Swa
             new = _named_new_domain(cur, order.tenant, name, suite)
         # The order's forwarding goes on with the new domain; without one, a domain that
         # forwarded on its own (set while in inventory) keeps doing so, in both views.
-        new["forwarding_url"] = old.get("forwarding_url") or _own_forwarding(cur, new["id"])
+        # (The old domain's own forwarding, set before the order, is not the order's.)
+        carried = None if old.get("forwarding_own") else old.get("forwarding_url")
+        own = _own_forwarding(cur, new["id"])
+        new["forwarding_url"] = carried or own
+        new["forwarding_own"] = carried is None and own is not None
     return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
 
 
