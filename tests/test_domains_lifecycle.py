@@ -55,28 +55,40 @@ def test_purchased_domain_gets_real_mail_dns(service_factory: ServiceFactory) ->
         assert events_of(live, "domain.connected") == []
 
 
-def test_failed_order_leaves_its_domain_failed_and_undrawn(service_factory: ServiceFactory) -> None:
+def test_failed_order_fails_the_domain_that_broke_it_and_frees_the_rest(
+    service_factory: ServiceFactory,
+) -> None:
     service = service_factory(fulfillment_step_seconds=0.05)
     org = service.new_org()
     credit(service, org, 20_000)
     with service.client(service.new_key(org, "live")) as live:
         workspace = new_workspace(live)
-        bought = buy(live, "mailfail-stock.com").json()["data"]
+        bought = buy(live, "mailfail-stock.com", "healthy-stock.com").json()["data"]
         wait_status(live, bought["id"], "completed")
         service.wait_projections()
-        order = place(live, counts(workspace, a=1)).json()["data"]
-        assert order["domains"][0]["domain"] == "mailfail-stock.com"
-        assert order["domains"][0]["source"] == "inventory"
+        order = place(live, counts(workspace, a=2)).json()["data"]
+        assert {d["domain"] for d in order["domains"]} == {
+            "mailfail-stock.com",
+            "healthy-stock.com",
+        }
+        assert {d["source"] for d in order["domains"]} == {"inventory"}
         failed = wait_status(live, order["id"], "failed")
+        shown = {d["domain"]: d["status"] for d in failed["domains"]}
+        assert shown == {"mailfail-stock.com": "failed", "healthy-stock.com": "available"}
         service.wait_projections()
         (row,) = domains(live, domain="mailfail-stock.com")
         assert (row["status"], row["category"]) == ("failed", "inventory")
         assert row["reason"] == failed["reason"] and "order_id" not in row
         assert [r["id"] for r in domains(live, status="failed")] == [row["id"]]
+        # The domain that did not break the order is the organization's as before.
+        (healthy,) = domains(live, domain="healthy-stock.com")
+        assert (healthy["status"], healthy["category"]) == ("available", "inventory")
 
-        drawn = live.post("/quotes", json=counts(workspace, a=1)).json()["data"]
-        assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 0)
-        named = counts(workspace, a=1, domains=[{"domain": "mailfail-stock.com", "suite": "suite_a"}])
+        drawn = live.post("/quotes", json=counts(workspace, a=2)).json()["data"]
+        assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 1)
+        named = counts(
+            workspace, a=1, domains=[{"domain": "mailfail-stock.com", "suite": "suite_a"}]
+        )
         retry = live.post("/quotes", json=named)
         assert retry.status_code == 200, retry.text
         assert retry.json()["data"]["domains_from_inventory"] == 1

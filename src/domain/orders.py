@@ -34,6 +34,7 @@ stands), one it had not registered yet leaves the order and is refunded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
@@ -44,6 +45,7 @@ from domain.errors import DomainError
 IN_PROGRESS = "in_progress"
 COMPLETED = "completed"
 FAILED = "failed"
+AVAILABLE = "available"  # a domain item back in its inventory
 ACTION_REQUIRED = "action_required"
 CANCEL_SCHEDULED = "cancel_scheduled"
 CANCELLED = "cancelled"
@@ -186,9 +188,21 @@ class Order(Aggregate):
         self._check("complete")
         self._completed(domains=domains, at=at)
 
-    def fail(self, reason: str, refund_cents: int, at: float) -> None:
+    def fail(
+        self, reason: str, refund_cents: int, at: float, failed_domains: Sequence[str] = ()
+    ) -> None:
+        """Every domain the order was buying fails with it (refunded, never the
+        organization's), and so do `failed_domains`, the ones that broke it; a domain the
+        organization already owned, not at fault, goes back to its inventory `available`."""
         self._check("fail")
-        self._failed(reason=reason, refund_cents=refund_cents, at=at)
+        at_fault = set(failed_domains)
+        domains = [
+            {**d, "status": FAILED}
+            if d["domain"] in at_fault or d.get("source") in BOUGHT_SOURCES
+            else {**d, "status": AVAILABLE}
+            for d in self.domains
+        ]
+        self._failed(reason=reason, refund_cents=refund_cents, at=at, domains=domains)
 
     def require_action(self, action_id: str, reason: str, at: float) -> None:
         self._check("require_action")
@@ -357,11 +371,20 @@ class Order(Aggregate):
         self.updated_at = at
 
     @event("Failed")
-    def _failed(self, *, reason: str, refund_cents: int, at: float) -> None:
+    def _failed(
+        self,
+        *,
+        reason: str,
+        refund_cents: int,
+        at: float,
+        domains: list[dict[str, Any]] | None = None,  # None: stored before it, all failed
+    ) -> None:
         self.status = FAILED
         self.reason = reason
         self.refunded_cents += refund_cents
-        self.domains = [{**d, "status": "failed"} for d in self.domains]
+        if domains is None:
+            domains = [{**d, "status": FAILED} for d in self.domains]
+        self.domains = domains
         self.updated_at = at
 
     @event("ActionRequired")

@@ -32,6 +32,7 @@ class Outcome:
     domains: list[dict[str, Any]] = field(default_factory=list)
     action: dict[str, Any] | None = None  # kind, field, message, details
     failure: str | None = None
+    failed_domains: tuple[str, ...] = ()  # the names that caused `failure`, where known
 
 
 def steps_for(order: Order) -> tuple[str, ...]:
@@ -86,7 +87,11 @@ def _mailboxes(order: Order, domains: list[dict[str, Any]]) -> Outcome:
         )
     refused = [item["domain"] for item in domains if mailboxes.refuses_domain(item["domain"])]
     if refused:
-        return Outcome(domains, failure=f"The mailbox suite refused {', '.join(refused)}.")
+        return Outcome(
+            domains,
+            failure=f"The mailbox suite refused {', '.join(refused)}.",
+            failed_domains=tuple(refused),
+        )
     for item in domains:
         counts = order.shape.get(item["suite"] or "", {})
         if not item.get("inboxes"):

@@ -69,7 +69,9 @@ def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
         status = {"completed": "available", "cancelled": "available"}.get(order.status)
         return status or ("failed" if order.status == "failed" else "in_progress"), "inventory"
     if order.status not in ACTIVE_STATES:
-        return ("failed" if order.status == "failed" else "available"), "inventory"
+        # A failed order fails what it was buying and what broke it, not what it borrowed.
+        failed = order.status == "failed" and item.get("status") == "failed"
+        return ("failed" if failed else "available"), "inventory"
     return shown_item_status(order.status, item), "connected"
 
 

@@ -149,10 +149,13 @@ _COUNTS = "NOT ({t}.kind = 'purchase' AND {t}.status <> 'completed')"
 _FREE_DOMAINS = (
     "SELECT d.domain, d.dom_id, d.kind, d.status, d.workspace_id, d.customer_id "
     "FROM order_domains d WHERE d.tenant = ? "
-    # Only a completed purchase or a cancelled order can leave a domain free.
-    "AND d.status IN ('completed', 'cancelled') "
+    # Only a completed purchase or a cancelled order can leave a domain free, or a failed
+    # order the domain did not break (its inventory row is `available` again).
+    "AND d.status IN ('completed', 'cancelled', 'failed') "
     "AND ((d.kind = 'purchase' AND d.status = 'completed') "
-    "OR (d.kind = 'order' AND d.status = 'cancelled')) "
+    "OR (d.kind = 'order' AND d.status = 'cancelled') "
+    "OR (d.kind = 'order' AND d.status = 'failed' AND EXISTS (SELECT 1 FROM domains y "
+    "WHERE y.id = d.dom_id AND y.status = 'available'))) "
     "AND NOT EXISTS (SELECT 1 FROM order_domains n WHERE n.tenant = d.tenant "
     f"AND n.domain = d.domain AND n.position > d.position AND {_COUNTS.format(t='n')}) "
     "AND NOT EXISTS (SELECT 1 FROM order_domains b WHERE b.tenant = d.tenant "
@@ -171,9 +174,10 @@ def owned_free_domains(
     cur: Any, tenant: str, workspace_id: str | None, customer_id: str | None
 ) -> list[dict[str, Any]]:
     """Domains this tenant owns that no active order holds: bought by a completed purchase
-    (for this workspace or customer, or for none) or released by a cancelled order. A domain
-    whose last order failed shows `failed` in the inventory and is never picked on its own;
-    the partner may still name it on an order to try again. Oldest first.
+    (for this workspace or customer, or for none), released by a cancelled order, or by a
+    failed order it did not break. A domain that broke its order (or that the failed order
+    was buying) shows `failed` in the inventory and is never picked on its own; the partner
+    may still name it on an order to try again. Oldest first.
 
     One query over the few rows that can be free (index on status), not the tenant's whole
     order history: placement runs it on every order."""

@@ -9,6 +9,7 @@ a time. Failure and cancellation before completion refund what was charged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.domain import Aggregate
@@ -165,14 +166,16 @@ def apply_outcome(
         order.require_action(public_id("act", action.id), outcome.action["message"], at)
         return [action]
     if outcome.failure is not None:
-        return fail(container, order, outcome.failure, at)
+        return fail(container, order, outcome.failure, at, outcome.failed_domains)
     order.complete(outcome.domains, at)
     return []
 
 
-def fail(container: Any, order: Order, reason: str, at: float) -> list[Aggregate]:
+def fail(
+    container: Any, order: Order, reason: str, at: float, failed_domains: Sequence[str] = ()
+) -> list[Aggregate]:
     refund = order.refundable_cents
-    order.fail(reason, refund, at)
+    order.fail(reason, refund, at, failed_domains)
     return [*close_pending_action(container, order, at),
             *_refund(container, order, refund, "failed", at)]
 
