@@ -182,7 +182,10 @@ def test_patch_revalidates_and_keeps_the_kind_rules(service: RunningService) -> 
                422, "provider_credentials_invalid", "credentials.api_key")
         _error(client.patch(path, json={"credentials": {"api_key": "k"}}), 400,
                "invalid_request", "credentials.label")
-        _error(client.patch(path, json={"provider": "u"}), 400, "invalid_request", "provider")
+        # The kind is fixed: another one is a mismatch, the same one a no-op.
+        _error(client.patch(path, json={"provider": "u"}), 409, "provider_mismatch", "provider")
+        _error(client.patch(path, json={"provider": "x"}), 400, "provider_not_supported", "provider")
+        assert client.patch(path, json={"provider": "m"}).status_code == 200
         updated = client.patch(path, json={
             "name": "Renamed",
             "credentials": {"api_key": "k2", "label": "l", "email": "x@y.co", "password": "pw"},

@@ -127,14 +127,7 @@ def create_workspace(
 ) -> dict[str, Any]:
     if (earlier := created_before(container, "workspace", Workspace)) is not None:
         return workspace_view(earlier)  # saved by this request's first attempt, which died
-    kind = provider.strip().lower()
-    if kind not in PROVIDERS:
-        raise DomainError(
-            "provider_not_supported",
-            "provider must be one of u, i, m, w.",
-            field="provider",
-            details={"supported": list(PROVIDERS)},
-        )
+    kind = _supported_kind(provider)
     title = _name(name, f"Kind {kind.upper()} workspace")
     checked = check_credentials(kind, credentials)
     if customer is not None and kind == "m":
@@ -157,6 +150,31 @@ def create_workspace(
     return workspace_view(workspace)
 
 
+def _supported_kind(provider: str) -> str:
+    kind = provider.strip().lower()
+    if kind not in PROVIDERS:
+        raise DomainError(
+            "provider_not_supported",
+            "provider must be one of u, i, m, w.",
+            field="provider",
+            details={"supported": list(PROVIDERS)},
+        )
+    return kind
+
+
+def _same_kind(kind: str, sent: str | None) -> None:
+    """A workspace's kind is fixed at creation: credentials of another kind belong to a new
+    workspace (orders routed here would otherwise change provider)."""
+    if sent is not None and _supported_kind(sent) != kind:
+        raise DomainError(
+            "provider_mismatch",
+            f"This workspace is kind {kind}; its kind cannot change. Create a new workspace "
+            f"for kind {sent}.",
+            field="provider",
+            details={"provider": kind},
+        )
+
+
 def update_workspace(
     container: Any,
     org_id: str,
@@ -165,9 +183,11 @@ def update_workspace(
     *,
     name: str | None,
     credentials: dict[str, Any] | None,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     def attempt() -> dict[str, Any]:
         workspace = load_workspace(container, org_id, environment, workspace_id)
+        _same_kind(workspace.provider, provider)
         now = container.clock.now()
         if name is not None:
             workspace.rename(_name(name, workspace.name), now)

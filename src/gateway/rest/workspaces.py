@@ -43,6 +43,8 @@ class CreateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tr
 
 
 class UpdateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # Accepted only as the workspace's own kind: a kind never changes (409 provider_mismatch).
+    provider: Annotated[str | None, documented(enum=list(PROVIDERS))] = None
     name: str | None = None
     credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
 
@@ -198,7 +200,8 @@ class WorkspacesController(Controller):
         summary="Rename a workspace or replace its credentials (re-validated)",
         description=(
             "`credentials` replaces the saved set as a whole and follows the same rules as at "
-            "creation for the workspace's kind; the kind itself cannot change. A new key "
+            "creation for the workspace's kind; the kind itself cannot change (a `provider` "
+            "other than the workspace's is 409 `provider_mismatch`). A new key "
             "rotates access to the same provider workspace; kind w credentials naming another "
             "remote `workspace_id` are 409 `workspace_credentials_conflict` (the orders routed "
             "here would move): create a new workspace for it."
@@ -208,7 +211,7 @@ class WorkspacesController(Controller):
             409: ResponseSpec(
                 None,
                 description="workspace_credentials_conflict: the credentials are for another "
-                "remote workspace",
+                "remote workspace; provider_mismatch: `provider` is not the workspace's kind",
             ),
             **PROVIDER_ERRORS,
         },
@@ -226,6 +229,7 @@ class WorkspacesController(Controller):
                 workspace_id,
                 name=data.name,
                 credentials=data.credentials,
+                provider=data.provider,
             )
         )
         return msgspec.convert({"data": view}, WorkspaceResponse)
