@@ -130,6 +130,16 @@ def test_premium_swap_keeps_the_old_domain_warm_for_14_days(
         assert [d["domain"] for d in view["warm_domains"]] == [old]
         assert view["warm_domains"][0]["warm_until"] == done["warm_until"]
         assert view["warm_domains"][0]["inboxes"]  # still sending
+        # Spec 1: personas of the domain kept warm can be renamed while it is.
+        renamed = settled(client, rename(client, old, [{"first_name": "Wa", "last_name": "Rm"}]))
+        assert renamed["status"] == "completed" and renamed["domain"] == old
+        view = client.get(f"/orders/{order['id']}").json()["data"]
+        (kept,) = view["warm_domains"]
+        assert kept["warm_until"] == done["warm_until"]
+        assert {i["address"].split("@")[0].rstrip("0123456789") for i in kept["inboxes"]} == {
+            "wa.rm"
+        }
+        assert [d["domain"] for d in view["domains"]] == ["fresh-name.com"]
 
         clock.advance(14 * DAY - 60)
         # A worker pass of our own, so "nothing due yet" is checked without sleeping.

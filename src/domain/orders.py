@@ -265,7 +265,7 @@ class Order(Aggregate):
                 f"Only a completed order's domains can be swapped (this one is {self.status}).",
                 details={"status": self.status},
             )
-        self.domain_item(domain)
+        self.held_item(domain)
         claims = {**(self.swap_claims or {}), domain: swap_id}
         self._domain_swap_claimed(domain=domain, swap_id=swap_id, claims=claims, at=at)
 
@@ -290,9 +290,17 @@ class Order(Aggregate):
                 f"Only a completed order's inboxes can be renamed (this one is {self.status}).",
                 details={"status": self.status},
             )
-        old = self.domain_item(domain)
-        domains = [{**item, "inboxes": inboxes} if item is old else item for item in self.domains]
-        self._inboxes_renamed(domain=domain, domains=domains, at=at)
+        old = self.held_item(domain)
+
+        def renamed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**item, "inboxes": inboxes} if item is old else item for item in items]
+
+        self._inboxes_renamed(
+            domain=domain,
+            domains=renamed(self.domains),
+            at=at,
+            warm_domains=renamed(self.warm_domains),
+        )
 
     def set_domain_forwarding(self, domain_ids: list[str], url: str, at: float) -> None:
         """A forwarding job applied `url` to these of the order's domains (`dom_` ids)."""
@@ -314,6 +322,13 @@ class Order(Aggregate):
             warm_domains=forwarded(self.warm_domains),
             at=at,
         )
+
+    def held_item(self, domain: str) -> dict[str, Any]:
+        """One of the order's domains, or a premium swap's old domain it keeps warm."""
+        for item in self.warm_domains:
+            if item["domain"] == domain:
+                return item
+        return self.domain_item(domain)
 
     def domain_item(self, domain: str) -> dict[str, Any]:
         for item in self.domains:
@@ -433,8 +448,17 @@ class Order(Aggregate):
         self.updated_at = at
 
     @event("InboxesRenamed")
-    def _inboxes_renamed(self, *, domain: str, domains: list[dict[str, Any]], at: float) -> None:
+    def _inboxes_renamed(
+        self,
+        *,
+        domain: str,
+        domains: list[dict[str, Any]],
+        at: float,
+        warm_domains: list[dict[str, Any]] | None = None,  # absent from events stored before it
+    ) -> None:
         self.domains = domains
+        if warm_domains is not None:
+            self.warm_domains = warm_domains
         self.updated_at = at
 
     @event("DomainForwardingSet")

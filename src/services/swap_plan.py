@@ -49,8 +49,9 @@ def load_tenant_order(container: Any, principal: Principal, order_id: str, field
     return found
 
 
-def _live_item(order: Order, name: str, field: str) -> dict[str, Any]:
-    for item in order.domains:
+def _live_item(order: Order, name: str, field: str, warm: bool = False) -> dict[str, Any]:
+    """The order's item named `name`; with `warm`, a premium swap's kept-warm domain too."""
+    for item in [*order.domains, *(order.warm_domains if warm else [])]:
         if item["domain"] == name:
             return item
     raise invalid(f"{name} is not a domain of order {public_id('ord', order.id)}.", field)
@@ -186,7 +187,8 @@ def _own_forwarding(cur: Any, dom_id: str) -> str | None:
 
 def plan_rename(container: Any, principal: Principal, body: dict[str, Any]) -> SwapPlan:
     """`POST /swaps/user_names`: the warm (active, connected) domain named, on a completed
-    order of this tenant, gets new personas on the same number of inboxes."""
+    order of this tenant (one of its domains, or the old domain a premium swap keeps warm),
+    gets new personas on the same number of inboxes."""
     name = registrar.normalize(str(body["domain"]))
     personas = body.get("personas") or []
     if not 1 <= len(personas) <= MAX_PERSONAS:
@@ -211,7 +213,7 @@ def plan_rename(container: Any, principal: Principal, body: dict[str, Any]) -> S
         if _open_swap_on(container, cur, principal.tenant, order_id, name):
             raise DomainError("conflict", f"A swap of {name} is already under way.", field="domain")
     order = load_tenant_order(container, principal, order_id, "domain")
-    old = _live_item(order, name, "domain")
+    old = _live_item(order, name, "domain", warm=True)
     if old.get("status") != "active":
         raise DomainError(
             "conflict", f"{name} is not live (its status is {old.get('status')}).", field="domain"

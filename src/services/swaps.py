@@ -198,7 +198,7 @@ def _complete(
     if (
         not isinstance(order, Order)
         or order.status != COMPLETED
-        or swap.domain not in {d["domain"] for d in order.domains}
+        or swap.domain not in {d["domain"] for d in _still_held(order, swap)}
     ):
         return _fail(container, swap, f"{swap.domain} is no longer live on {swap.order_id}.", at)
     if swap.kind == USER_NAMES:
@@ -214,6 +214,11 @@ def _complete(
     # The domain is off the order now: it cannot lend its inboxes to the pool any more.
     left = swap_pool.leave_pool(container, swap.org_id, swap.environment, swap.domain, at)
     return [order, *left]
+
+
+def _still_held(order: Order, swap: Swap) -> list[dict[str, Any]]:
+    """The items a swap may still change: a rename also reaches the kept-warm domains."""
+    return [*order.domains, *(order.warm_domains if swap.kind == USER_NAMES else [])]
 
 
 def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]:
