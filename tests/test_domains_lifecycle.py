@@ -14,6 +14,7 @@ from test_domains_inventory import domains
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, new_workspace, place
 from test_wallet_purchase import buy, credit
+from webhook_receiver import wait_until
 
 
 def events_of(client: httpx.Client, type_: str) -> list[dict[str, Any]]:
@@ -86,6 +87,20 @@ def test_failed_order_fails_the_domain_that_broke_it_and_frees_the_rest(
 
         drawn = live.post("/quotes", json=counts(workspace, a=2)).json()["data"]
         assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 1)
+        # Whatever later touches the domain that broke the order, it is not picked again.
+        job = live.post(
+            "/domains/forwarding",
+            json={"domains": ["mailfail-stock.com"], "forwarding_url": "https://f.example/"},
+        ).json()["data"]
+        wait_until(
+            lambda: (
+                live.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]["status"]
+                == "completed"
+            )
+        )
+        service.wait_projections()
+        drawn = live.post("/quotes", json=counts(workspace, a=2)).json()["data"]
+        assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 1)
         named = counts(
             workspace, a=1, domains=[{"domain": "mailfail-stock.com", "suite": "suite_a"}]
         )
@@ -119,3 +134,30 @@ def test_imported_domain_on_an_order_connects_once(service: RunningService) -> N
             d["id"] for d in order["domains"]
         )
         assert [e["data"]["domain"] for e in connected].count("once.com") == 1
+
+
+def test_an_imported_domain_that_broke_an_order_stays_unpicked(service: RunningService) -> None:
+    """Its Domain record knows nothing of the failure: later events on it (forwarding) must
+    not make placement pick it again."""
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        assert (
+            client.post("/domains/import", json={"domains": ["mailfail-imp.com"]}).status_code
+            == 201
+        )
+        service.wait_projections()
+        named = counts(workspace, a=1, domains=[{"domain": "mailfail-imp.com", "suite": "suite_a"}])
+        assert place(client, named).json()["data"]["status"] == "failed"
+        job = client.post(
+            "/domains/forwarding",
+            json={"domains": ["mailfail-imp.com"], "forwarding_url": "https://f.example/"},
+        ).json()["data"]
+        wait_until(
+            lambda: (
+                client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]["status"]
+                == "completed"
+            )
+        )
+        service.wait_projections()
+        drawn = client.post("/quotes", json=counts(workspace, a=1)).json()["data"]
+        assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 0)

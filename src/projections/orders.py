@@ -1,6 +1,7 @@
 """Orders, the domains on them, and pending actions, as read models for lists and checks.
 
-`order_domains` keeps one row per (order, domain) with the order's status, so placement can
+`order_domains` keeps one row per (order, domain) with the order's status (`released` for a
+domain a failed order gave back), so placement can
 ask "is this domain on a busy order", "which suites use it" and "what does this tenant own"
 without scanning the event store.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.orders import ACTIVE_STATES, Order
+from domain.orders import ACTIVE_STATES, FAILED, Order
 from domain.pending_actions import PendingAction
 from infra.ids import public_id
 from projections.base import ReadModel, on
@@ -78,6 +79,8 @@ class OrderList(ReadModel):
         cur.execute(
             "UPDATE order_domains SET status = ? WHERE order_id = ?", (order.status, order_id)
         )
+        if order.status == FAILED:
+            self._released_by_failure(cur, order, order_id)
         # A swap brings a new domain onto the order and takes the old one off (at once, or
         # after a premium swap's warm period).
         if type(event).__qualname__ == "Order.DomainSwapped":
@@ -90,6 +93,16 @@ class OrderList(ReadModel):
                 cur.execute(
                     "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
                     (order_id, item["domain"]),
+                )
+
+    @staticmethod
+    def _released_by_failure(cur: Any, order: Order, order_id: str) -> None:
+        """What a failure gave back (not bought by it, did not break it) is free again."""
+        for given_back in order.domains:
+            if given_back.get("status") != FAILED:
+                cur.execute(
+                    "UPDATE order_domains SET status = ? WHERE order_id = ? AND domain = ?",
+                    (RELEASED_BY_FAILURE, order_id, given_back["domain"]),
                 )
 
     @staticmethod
@@ -145,17 +158,17 @@ def domain_rows(cur: Any, tenant: str, domain: str) -> list[dict[str, Any]]:
 
 
 # A row that counts for a domain's latest state: a purchase counts only once completed.
+# The row status of a domain a failed order gave back (the order's own status is `failed`).
+RELEASED_BY_FAILURE = "released"
 _COUNTS = "NOT ({t}.kind = 'purchase' AND {t}.status <> 'completed')"
 _FREE_DOMAINS = (
     "SELECT d.domain, d.dom_id, d.kind, d.status, d.workspace_id, d.customer_id "
     "FROM order_domains d WHERE d.tenant = ? "
     # Only a completed purchase or a cancelled order can leave a domain free, or a failed
-    # order the domain did not break (its inventory row is `available` again).
-    "AND d.status IN ('completed', 'cancelled', 'failed') "
+    # order the domain did not break (recorded on its own row: `released`).
+    f"AND d.status IN ('completed', 'cancelled', '{RELEASED_BY_FAILURE}') "
     "AND ((d.kind = 'purchase' AND d.status = 'completed') "
-    "OR (d.kind = 'order' AND d.status = 'cancelled') "
-    "OR (d.kind = 'order' AND d.status = 'failed' AND EXISTS (SELECT 1 FROM domains y "
-    "WHERE y.id = d.dom_id AND y.status = 'available'))) "
+    f"OR (d.kind = 'order' AND d.status IN ('cancelled', '{RELEASED_BY_FAILURE}'))) "
     "AND NOT EXISTS (SELECT 1 FROM order_domains n WHERE n.tenant = d.tenant "
     f"AND n.domain = d.domain AND n.position > d.position AND {_COUNTS.format(t='n')}) "
     "AND NOT EXISTS (SELECT 1 FROM order_domains b WHERE b.tenant = d.tenant "

@@ -176,7 +176,9 @@ def _apply_report(
     if outcome == STEP_FAILED and extra["fail_order"]:
         if order.status == FAILED:
             return False, []
-        return True, fail(container, order, reason or "", at)
+        # The report names no domain: every one of them may be at fault, none is picked again.
+        every = [item["domain"] for item in order.domains]
+        return True, fail(container, order, reason or "", at, every)
     if outcome == STEP_FAILED:
         if order.failed_step == step:
             return False, []
