@@ -10,11 +10,10 @@ import httpx
 from conftest import RunningService, ServiceFactory
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_der_public_key
-from test_domains_inventory import domains
+from test_domains_inventory import domains, forward
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, new_workspace, place
 from test_wallet_purchase import buy, credit
-from webhook_receiver import wait_until
 
 
 def events_of(client: httpx.Client, type_: str) -> list[dict[str, Any]]:
@@ -88,16 +87,7 @@ def test_failed_order_fails_the_domain_that_broke_it_and_frees_the_rest(
         drawn = live.post("/quotes", json=counts(workspace, a=2)).json()["data"]
         assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 1)
         # Whatever later touches the domain that broke the order, it is not picked again.
-        job = live.post(
-            "/domains/forwarding",
-            json={"domains": ["mailfail-stock.com"], "forwarding_url": "https://f.example/"},
-        ).json()["data"]
-        wait_until(
-            lambda: (
-                live.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]["status"]
-                == "completed"
-            )
-        )
+        forward(live, ["mailfail-stock.com"], "https://f.example/")
         service.wait_projections()
         drawn = live.post("/quotes", json=counts(workspace, a=2)).json()["data"]
         assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 1)
@@ -148,16 +138,7 @@ def test_an_imported_domain_that_broke_an_order_stays_unpicked(service: RunningS
         service.wait_projections()
         named = counts(workspace, a=1, domains=[{"domain": "mailfail-imp.com", "suite": "suite_a"}])
         assert place(client, named).json()["data"]["status"] == "failed"
-        job = client.post(
-            "/domains/forwarding",
-            json={"domains": ["mailfail-imp.com"], "forwarding_url": "https://f.example/"},
-        ).json()["data"]
-        wait_until(
-            lambda: (
-                client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]["status"]
-                == "completed"
-            )
-        )
+        forward(client, ["mailfail-imp.com"], "https://f.example/")
         service.wait_projections()
         drawn = client.post("/quotes", json=counts(workspace, a=1)).json()["data"]
         assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 0)
