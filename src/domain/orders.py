@@ -305,7 +305,7 @@ class Order(Aggregate):
     def set_domain_forwarding(self, domain_ids: list[str], url: str, at: float) -> None:
         """A forwarding job applied `url` to these of the order's domains (`dom_` ids)."""
         ids = set(domain_ids)
-        held = {item["id"] for item in [*self.domains, *self.warm_domains]}
+        held = {item["id"] for item in self.held_items}
         if not ids & held:
             return
 
@@ -323,12 +323,17 @@ class Order(Aggregate):
             at=at,
         )
 
+    @property
+    def held_items(self) -> list[dict[str, Any]]:
+        """The order's domains and the old domains premium swaps keep warm for it."""
+        return [*self.domains, *self.warm_domains]
+
     def held_item(self, domain: str) -> dict[str, Any]:
-        """One of the order's domains, or a premium swap's old domain it keeps warm."""
-        for item in self.warm_domains:
+        """One of `held_items`."""
+        for item in self.held_items:
             if item["domain"] == domain:
                 return item
-        return self.domain_item(domain)
+        raise DomainError("conflict", f"{domain} is not on this order.")
 
     def domain_item(self, domain: str) -> dict[str, Any]:
         for item in self.domains:

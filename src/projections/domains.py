@@ -132,7 +132,7 @@ class DomainInventory(ReadModel):
         order: Order = self._at_version(event)
         order_id = public_id("ord", order.id)
         # A premium swap's old domain stays connected, like the order's own, until detached.
-        held = [*order.domains, *order.warm_domains]
+        held = order.held_items
         holders.record_version(cur, order_id, event.originator_version)
         for index, item in enumerate(held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:

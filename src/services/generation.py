@@ -2,9 +2,9 @@
 
 Candidates are `prefix + keyword` and `keyword + suffix` (a prefix goes before the keyword, a
 suffix after it; spec 4.2) on each requested TLD (`.com` when `tlds` is omitted), examined in
-that order; the bare keyword only when the body sends both lists empty. When the body sends neither `prefixes` nor `suffixes`, the service's own lists are
-used (`DEFAULT_PREFIXES`: get, try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team,
-labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when
+that order; the bare keyword only when the body sends both lists empty. When the body sends
+neither `prefixes` nor `suffixes`, the service's own lists are used (`DEFAULT_PREFIXES`: get,
+try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team, labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when
 the registrar would sell it and no suite uses it, so it is available for both suites. At most
 `MAX_CANDIDATES` candidates are examined, within `TIME_BUDGET_SECONDS`; stopping for either
 reason before `limit` names were found, or before every candidate was examined, answers

@@ -324,9 +324,8 @@ def _domains(
 def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
     """What an owned domain brings to the order that uses it: its renewal choice (a purchase's
     `auto_renew: false`, spec 4.2, kept after the order releases it), its forwarding, and for
-    an imported
-    domain the start of its import, from which the simulated DNS decides whether its
-    nameservers point at us. However the order came by it (named, picked from inventory,
+    an imported domain the start of its import, from which the simulated DNS decides whether
+    its nameservers point at us. However the order came by it (named, picked from inventory,
     released by an earlier order), its `dns` step waits until they do."""
     ids = [item["id"] for item in items if item["source"] != "generated"]
     if not ids:

@@ -51,7 +51,7 @@ def load_tenant_order(container: Any, principal: Principal, order_id: str, field
 
 def _live_item(order: Order, name: str, field: str, warm: bool = False) -> dict[str, Any]:
     """The order's item named `name`; with `warm`, a premium swap's kept-warm domain too."""
-    for item in [*order.domains, *(order.warm_domains if warm else [])]:
+    for item in order.held_items if warm else order.domains:
         if item["domain"] == name:
             return item
     raise invalid(f"{name} is not a domain of order {public_id('ord', order.id)}.", field)

@@ -218,7 +218,7 @@ def _complete(
 
 def _still_held(order: Order, swap: Swap) -> list[dict[str, Any]]:
     """The items a swap may still change: a rename also reaches the kept-warm domains."""
-    return [*order.domains, *(order.warm_domains if swap.kind == USER_NAMES else [])]
+    return order.held_items if swap.kind == USER_NAMES else order.domains
 
 
 def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]:

@@ -95,31 +95,30 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
         )
     ]
     burned = replacement.burned_domain
+    link = {"replacement_id": public_id("prp", replacement.id)}
     if replacement.status == "failed":
         # Spec 6: `domain.action_required` when a domain needs a replacement.
-        data = {
-            "id": burned["id"],
-            "domain": burned["domain"],
-            "status": "action_required",
-            "reason": REPLACEMENT_NEEDED,
-            "replacement_id": public_id("prp", replacement.id),
-            "workspace_id": replacement.workspace_id,
-        }
-        events.append(
-            event_about(replacement, "domain.action_required", burned["id"], data, event.at)
-        )
+        events.append(_burned_domain_event(replacement, burned, REPLACEMENT_NEEDED, link, event.at))
     elif replacement.ends_replacement_needed:
-        # Spec 3: `domain.connected` accompanies the move back to `active`.
-        data = {
-            "id": burned["id"],
-            "domain": burned["domain"],
-            "status": "active",
-            "reason": None,
-            "replacement_id": public_id("prp", replacement.id),
-            "workspace_id": replacement.workspace_id,
-        }
-        events.append(event_about(replacement, "domain.connected", burned["id"], data, event.at))
+        events.append(_burned_domain_event(replacement, burned, None, link, event.at))
     return events
+
+
+def _burned_domain_event(
+    owner: Any, domain: dict[str, str], reason: str | None, link: dict[str, Any], at: float
+) -> PublicEvent:
+    """A burned pool domain's move to `action_required` (it needs a replacement) or, `reason`
+    None, back to `active` (spec 3: `domain.connected` accompanies it)."""
+    data = {
+        "id": domain["id"],
+        "domain": domain["domain"],
+        "status": "action_required" if reason else "active",
+        "reason": reason,
+        **link,
+        "workspace_id": owner.workspace_id,
+    }
+    kind = "domain.action_required" if reason else "domain.connected"
+    return event_about(owner, kind, domain["id"], data, at)
 
 
 @maps("PoolDomain.Released")
@@ -131,12 +130,6 @@ def burned_domain_released(event: Any, store: EventStore) -> list[PublicEvent]:
     )
     if not domain.released_awaiting_replacement or not domain.dom_id:
         return []
-    data = {
-        "id": domain.dom_id,
-        "domain": domain.name,
-        "status": "active",
-        "reason": None,
-        "release_id": domain.release_id,
-        "workspace_id": domain.workspace_id,
-    }
-    return [event_about(domain, "domain.connected", domain.dom_id, data, event.at)]
+    named = {"id": domain.dom_id, "domain": domain.name}
+    link = {"release_id": domain.release_id}
+    return [_burned_domain_event(domain, named, None, link, event.at)]
