@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.bundles import STATUSES
@@ -16,7 +15,7 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import TEXT, documented
+from gateway.rest.schema_notes import TEXT, ResponseDoc, documented
 from gateway.rest.strict_bodies import reject_body_properties
 from services.bundles import (
     archive_bundle,
@@ -148,7 +147,7 @@ class BundlesController(Controller):
         description=(SIZING_RULE or "")
         + "\nAn `Idempotency-Key` header is optional here; when sent, a retry answers the first "
         "response again.",
-        responses={201: ResponseSpec(BundleResponse, description="The bundle")},
+        responses={201: ResponseDoc(BundleResponse, description="The bundle")},
     )
     async def create(
         self, request: Request[Any, Any, Any], data: CreateBundleBody

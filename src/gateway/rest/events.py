@@ -7,14 +7,13 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post, put
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import HttpsUrl
+from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from webhooks.catalog import EVENT_TYPES
 from webhooks.deliveries import STATUSES, redeliver
@@ -97,8 +96,8 @@ class EndpointSecretResponse(msgspec.Struct):
     data: EndpointSecretOut
 
 
-ONE_EVENT = ResponseSpec(EventResponse, description="The event with every delivery attempt")
-NEW_SECRET = ResponseSpec(EndpointSecretResponse, description="The URL and its new secret")
+ONE_EVENT = ResponseDoc(EventResponse, description="The event with every delivery attempt")
+NEW_SECRET = ResponseDoc(EndpointSecretResponse, description="The URL and its new secret")
 
 
 class EventsController(Controller):
@@ -112,7 +111,7 @@ class EventsController(Controller):
             "Newest first. Filters: `type` (an event type, e.g. `order.completed`), `status` (`pending`, "
             "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
         ),
-        responses={200: ResponseSpec(EventPage, description="A page of events")},
+        responses={200: ResponseDoc(EventPage, description="A page of events")},
     )
     async def list_events(
         self,
@@ -187,7 +186,7 @@ class WebhookEndpointController(Controller):
     @get(
         operation_id="getWebhookEndpoint",
         summary="The organization's webhook URL",
-        responses={200: ResponseSpec(EndpointResponse, description="The webhook endpoint")},
+        responses={200: ResponseDoc(EndpointResponse, description="The webhook endpoint")},
     )
     async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         service = endpoints_of(container_of(request))

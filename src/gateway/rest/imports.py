@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -16,7 +15,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
+from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.imports import __doc__ as IMPORT_RULES
@@ -82,7 +81,7 @@ class ImportJobList(msgspec.Struct):
     meta: Meta
 
 
-ONE_JOB = ResponseSpec(ImportJobResponse, description="The import job")
+ONE_JOB = ResponseDoc(ImportJobResponse, description="The import job")
 
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
@@ -128,7 +127,7 @@ class ImportsController(Controller):
         operation_id="listImportJobs",
         summary="List import jobs",
         description="Filters: `status`, `domain` (jobs holding this exact name). Newest first.",
-        responses={200: ResponseSpec(ImportJobList, description="A page of import jobs")},
+        responses={200: ResponseDoc(ImportJobList, description="A page of import jobs")},
     )
     async def list_jobs(
         self,

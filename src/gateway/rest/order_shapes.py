@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.bundles import Links, Meta
+from gateway.rest.schema_notes import ResponseDoc
 
 
 class Inbox(msgspec.Struct):
@@ -107,6 +107,6 @@ class PendingActionList(msgspec.Struct):
     meta: Meta
 
 
-ONE_ORDER = ResponseSpec(OrderResponse, description="The order")
-ORDER_PAGE = ResponseSpec(OrderList, description="A page of orders")
-PENDING_PAGE = ResponseSpec(PendingActionList, description="A page of pending actions")
+ONE_ORDER = ResponseDoc(OrderResponse, description="The order")
+ORDER_PAGE = ResponseDoc(OrderList, description="A page of orders")
+PENDING_PAGE = ResponseDoc(PendingActionList, description="A page of pending actions")

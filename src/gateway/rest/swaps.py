@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -20,7 +19,7 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
-from gateway.rest.schema_notes import documented
+from gateway.rest.schema_notes import ResponseDoc, documented
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.swap_plan import MAX_PERSONAS
 from services.swap_plan import __doc__ as SWAP_RULES
@@ -123,8 +122,8 @@ KindFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(KINDS)})
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_ORDER: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such order (`field` names it)")
+UNKNOWN_ORDER: dict[int, ResponseDoc] = {
+    404: ResponseDoc(None, description="not_found: no such order (`field` names it)")
 }
 
 
@@ -152,7 +151,7 @@ class SwapsController(Controller):
             + (SWAP_STEPS_RULES or "")
         ),
         responses={
-            201: ResponseSpec(SwapResponse, description="The swap"),
+            201: ResponseDoc(SwapResponse, description="The swap"),
             **INSUFFICIENT_FUNDS,
             **UNKNOWN_ORDER,
         },
@@ -175,8 +174,8 @@ class SwapsController(Controller):
             "and events. `Idempotency-Key` is optional and honoured when sent."
         ),
         responses={
-            201: ResponseSpec(SwapResponse, description="The swap"),
-            404: ResponseSpec(
+            201: ResponseDoc(SwapResponse, description="The swap"),
+            404: ResponseDoc(
                 None,
                 description="not_found: no such domain active on a completed order "
                 "(`field` is `domain`)",

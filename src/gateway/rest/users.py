@@ -7,13 +7,12 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NonEmpty, documented
+from gateway.rest.schema_notes import NonEmpty, ResponseDoc, documented
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
 from services.workspaces import EMAIL, MAX_TEXT
@@ -65,7 +64,7 @@ class UsersController(Controller):
             "400 `provider_not_supported`. An `Idempotency-Key` header is optional."
         ),
         responses={
-            201: ResponseSpec(UserResponse, description="The user"),
+            201: ResponseDoc(UserResponse, description="The user"),
             **UNKNOWN_WORKSPACE,
             **PROVIDER_ERRORS,
         },
