@@ -17,6 +17,7 @@ from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
 from gateway.rest.me import ME_PATH, serve_me
 from gateway.rest.openapi_docs import PartnerOpenAPIJson, PartnerSwagger
+from gateway.rest.openapi_info import CONTACT, DESCRIPTION, LICENSE, TAGS
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
@@ -31,6 +32,10 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Partner Provisioning API",
         version="1.0.0",
+        description=DESCRIPTION,
+        contact=CONTACT,
+        license=LICENSE,
+        tags=TAGS,
         path=f"{BASE_PATH}/schema",
         render_plugins=[
             PartnerSwagger(BASE_PATH, path="/"),

@@ -17,6 +17,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import TEXT, ResponseDoc, documented
 from gateway.rest.strict_bodies import reject_body_properties
+from gateway.rest.vocabulary import BundleStatus
 from services.bundles import (
     archive_bundle,
     bundle_view,
@@ -102,7 +103,7 @@ class _BundleCommon(msgspec.Struct, kw_only=True):
     suite_b_percent: int | None
     send_on_weekends: bool
     suite_b_inboxes_per_domain: int
-    status: str
+    status: BundleStatus
     effective: Split
     inboxes: SuiteCounts
     required_domains: SuiteCounts
@@ -190,7 +191,13 @@ class BundlesController(Controller):
         )
         return msgspec.convert(page, BundlePage)
 
-    @get("/{bundle_id:str}", operation_id="getBundle", summary="One bundle")
+    @get(
+        "/{bundle_id:str}",
+        operation_id="getBundle",
+        summary="One bundle",
+        description="A bundle (`bdl_`): the sending volume it is sized for and the suite split "
+        "and licences it gives an order.",
+    )
     async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
         principal = principal_of(request)
         bundle = load_bundle(
@@ -220,6 +227,8 @@ class BundlesController(Controller):
     @post(
         "/{bundle_id:str}/archive",
         operation_id="archiveBundle",
+        description="Archives a bundle: orders can no longer name it, orders placed with it are "
+        "unchanged. Archiving an archived bundle answers it unchanged.",
         before_request=reject_body_properties,
         summary="Archive a bundle (repeating is safe)",
         status_code=200,

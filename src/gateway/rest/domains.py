@@ -149,6 +149,9 @@ class DomainsController(Controller):
     @get(
         "/{domain_id:str}",
         operation_id="getDomain",
+        description="A domain of the organization's inventory or of an order, by its `dom_` id "
+        "(one id whether or not it is on an order): status, category, source and "
+        "where it is connected.",
         summary="One domain by its dom_ id (the same id on or off an order)",
         responses={200: ResponseDoc(DomainResponse, description="The domain")},
     )

@@ -67,6 +67,7 @@ class ForwardingController(Controller):
     @get(
         "/jobs/{job_id:str}",
         operation_id="getForwardingJob",
+        description="A forwarding job: the URL set and each domain's outcome.",
         summary="One forwarding job",
         responses={200: ONE_JOB},
     )

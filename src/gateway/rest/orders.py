@@ -205,6 +205,9 @@ class OrdersController(Controller):
     @get(
         "/{order_id:str}",
         operation_id="getOrder",
+        description="An order (`ord_`) as it is now: status, destination, domains with their "
+        "inboxes and DNS records, price and what was charged or refunded. Poll it, or"
+        " follow the `order.*` webhooks.",
         summary="One order",
         responses={200: ONE_ORDER},
     )

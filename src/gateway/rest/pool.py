@@ -308,6 +308,8 @@ class PoolController(Controller):
     @get(
         "/reservations/{reservation_id:str}",
         operation_id="getPoolReservation",
+        description="A pool reservation (an attach): the workspace, the pool domains reserved for"
+        " it and whether the attach has finished.",
         summary="One pool reservation (attach)",
         responses={200: ONE_RESERVATION},
     )
@@ -323,6 +325,8 @@ class PoolController(Controller):
     @get(
         "/releases/{release_id:str}",
         operation_id="getPoolRelease",
+        description="A pool release: the domains given back to the pool and whether the release "
+        "has finished.",
         summary="One pool release",
         responses={200: ONE_RELEASE},
     )
@@ -336,6 +340,8 @@ class PoolController(Controller):
     @get(
         "/replacements/{replacement_id:str}",
         operation_id="getPoolReplacement",
+        description="A replacement of a burned pool domain: the domain taken out, the one put in "
+        "its place, and whether it succeeded.",
         summary="One pool replacement of a burned domain",
         responses={200: ResponseDoc(ReplacementResponse, description="The replacement")},
     )
@@ -348,6 +354,8 @@ class PoolController(Controller):
     @get(
         "/burned_domain_jobs/{job_id:str}",
         operation_id="getBurnedDomainJob",
+        description="A burned-domain job: the pool domains reported as burned and what became of "
+        "each.",
         summary="One burned-domain job",
         responses={200: ResponseDoc(BurnedJobResponse, description="The burned-domain job")},
     )

@@ -66,6 +66,8 @@ class TldsGenerateController(Controller):
     @get(
         "/tlds",
         operation_id="listTlds",
+        description="The TLDs domains can be bought or generated under, a page at a time; prices "
+        "and availability come from `POST /domains/availability`.",
         summary="The catalog of active sellable TLDs (no prices or availability)",
         responses={200: ResponseDoc(TldPage, description="A page of the TLD catalog")},
     )

@@ -20,6 +20,7 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc, documented
+from gateway.rest.vocabulary import Active, Provider
 from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
@@ -58,9 +59,9 @@ class Customer(msgspec.Struct, kw_only=True):
 class WorkspaceOut(msgspec.Struct, kw_only=True):
     workspace_id: str
     name: str
-    provider: str
+    provider: Provider
     provider_workspace_id: str
-    status: str
+    status: Active
     has_login_pair: bool
     customer_id: str | None
     customer: Customer | None
@@ -182,6 +183,8 @@ class WorkspacesController(Controller):
     @get(
         "/{workspace_id:str}",
         operation_id="getWorkspace",
+        description="A provider workspace (`wrk_`) of this key's environment: its provider, "
+        "customer and whether a login pair is stored. Credentials are never answered.",
         summary="One provider workspace (never with credentials)",
     )
     async def get_workspace(
