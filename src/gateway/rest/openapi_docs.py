@@ -23,6 +23,7 @@ from gateway.rest.openapi_names import (
     merge_components,
     name_request_bodies,
     ref_name,
+    split_nullable_enums,
 )
 from gateway.rest.openapi_webhooks import ENVELOPE as WEBHOOK_ENVELOPE
 from gateway.rest.openapi_webhooks import webhooks_section
@@ -314,6 +315,7 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
                 add_links(operation)
     name_request_bodies(schema)
     collapse_single_choices(schema)
+    split_nullable_enums(schema)
     _shape_inputs(schema, schemas)
     schemas["WebhookEvent"] = WEBHOOK_ENVELOPE
     schema["webhooks"] = webhooks_section()

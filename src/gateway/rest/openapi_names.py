@@ -137,3 +137,23 @@ def drop_unreached(document: dict[str, Any]) -> None:
             schemas[name]["title"] = name
         else:
             del schemas[name]
+
+
+def split_nullable_enums(node: Any) -> None:
+    """`Literal[...] | None` renders as one schema typed `["null", "string"]` with `null` in
+    its enum; generators read that as three unions. A choice of the enumeration or null says
+    the same in the form they map to `Enum | None`."""
+    if isinstance(node, list):
+        for item in node:
+            split_nullable_enums(item)
+        return
+    if not isinstance(node, dict):
+        return
+    kinds, values = node.get("type"), node.get("enum")
+    if isinstance(kinds, list) and "null" in kinds and isinstance(values, list) and None in values:
+        (kind,) = [k for k in kinds if k != "null"]
+        enumeration = {"type": kind, "enum": [v for v in values if v is not None]}
+        del node["type"], node["enum"]
+        node["oneOf"] = [enumeration, {"type": "null"}]
+    for value in node.values():
+        split_nullable_enums(value)
