@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 # No formatting hooks: the client is imported, not read, and ruff need not be on PATH.
@@ -51,7 +51,7 @@ def generate(document: bytes, workdir: Path) -> ModuleType:
 
 @pytest.fixture
 def sdk(service: RunningService, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    document = httpx.get(f"{service.api}/schema/openapi.json", timeout=60).content
+    document = httpx.get(f"{service.api}/schema/openapi.json", timeout=PATIENCE).content
     return generate(document, tmp_path_factory.mktemp("generated"))
 
 
@@ -65,7 +65,7 @@ def test_generated_client_drives_the_main_flow(service: RunningService, sdk: Mod
     client = sdk.AuthenticatedClient(
         base_url=service.base_url,
         token=service.new_key(service.new_org("Generated"), "test", "full"),
-        timeout=httpx.Timeout(60.0),
+        timeout=httpx.Timeout(PATIENCE),
     )
     with client:
         me = part(sdk, "api.account.get_me").sync(client=client)
