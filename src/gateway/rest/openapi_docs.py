@@ -301,7 +301,8 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
 
 
 def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, Any]:
-    """Adds the envelope and the shared headers, in place and once, to every partner operation."""
+    """Adds the envelope and the shared headers, in place and once, to every partner operation,
+    and names the schemas for client generators (`openapi_names`)."""
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     if ENVELOPE_NAME in schemas:
         return schema
@@ -317,9 +318,9 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
     collapse_single_choices(schema)
     split_nullable_enums(schema)
     _shape_inputs(schema, schemas)
-    schemas["WebhookEvent"] = WEBHOOK_ENVELOPE
+    schemas["WebhookEvent"] = dict(WEBHOOK_ENVELOPE)  # copies: naming adds their titles
     schema["webhooks"] = webhooks_section()
-    schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
+    schemas[ENVELOPE_NAME] = dict(ERROR_ENVELOPE)
     drop_unreached(schema)
     return schema
 
