@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 import httpx
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 
 from infra.clock import ManualClock
 
@@ -53,7 +53,7 @@ def forward(
 
 
 def wait_for(check: Any) -> Any:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not (result := check()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return result

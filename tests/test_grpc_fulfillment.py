@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import RunningService, ServiceFactory, free_port
+from conftest import PATIENCE, RunningService, ServiceFactory, free_port
 from grpc_support import auth, grpc_service, trailer, with_channel
 from test_orders_sandbox import counts, new_workspace, place
 from test_wallet_purchase import buy, credit
@@ -198,11 +198,11 @@ def test_stream_work_sends_current_work_then_follows_changes(service_factory: Se
 
     async def body(stub: Stub) -> list[Any]:
         stream = stub.StreamWork(pb.StreamWorkRequest(follow=True), metadata=md)
-        seen = [await asyncio.wait_for(stream.read(), timeout=30)]
+        seen = [await asyncio.wait_for(stream.read(), timeout=PATIENCE)]
         second, _, _ = await asyncio.to_thread(live_order, service)
-        seen.append(await asyncio.wait_for(stream.read(), timeout=30))
+        seen.append(await asyncio.wait_for(stream.read(), timeout=PATIENCE))
         await asyncio.to_thread(report, service, second, "register")
-        seen.append(await asyncio.wait_for(stream.read(), timeout=30))
+        seen.append(await asyncio.wait_for(stream.read(), timeout=PATIENCE))
         stream.cancel()
         return [*seen, second]
 
@@ -291,7 +291,7 @@ def test_worker_holds_a_failed_step_and_resumes_after_retry(service_factory: Ser
     moving, _, _ = live_order(service)
 
     def run_until_completed(order_id: str) -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while "Completed" not in event_names(service, order_id):
             assert time.monotonic() < deadline, event_names(service, order_id)
             clock.advance(1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from conftest import RunningService, ServiceFactory
+from conftest import PATIENCE, RunningService, ServiceFactory
 from test_domains_inventory import domains
 from test_domains_lifecycle import events_of
 from test_orders_live import wait_status
@@ -81,7 +81,7 @@ def test_cancel_and_failure_events(service_factory: ServiceFactory) -> None:
         order = place(live, counts(workspace, a=1)).json()["data"]
         live.post(f"/orders/{order['id']}/cancel")
         clock.advance(301)
-        cancelled = wait_status(live, order["id"], "cancelled", timeout=30)
+        cancelled = wait_status(live, order["id"], "cancelled", timeout=PATIENCE)
         service.wait_projections()
         (scheduled,) = events_of(live, "order.cancel_scheduled")
         assert scheduled["data"]["id"] == order["id"]
@@ -115,7 +115,7 @@ def advance_until(
     client: Any, clock: ManualClock, order_id: str, status: str, step: float = 1
 ) -> dict[str, Any]:
     """Move the injected clock a step at a time until the worker has taken the order there."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while True:
         order: dict[str, Any] = client.get(f"/orders/{order_id}").json()["data"]
         if order["status"] == status:

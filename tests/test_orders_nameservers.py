@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import ServiceFactory
+from conftest import PATIENCE, ServiceFactory
 from test_domains_imports import events_of
 from test_orders_codes_events import advance_until
 from test_orders_live import event_names
@@ -67,7 +67,7 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
             found = client.get(f"/domains/import/jobs/{job['id']}").json()["data"]
             return found["status"] == "completed"
 
-        wait_until(imported, timeout=30)
+        wait_until(imported, timeout=PATIENCE)
         service.wait_projections()
         row = client.get(f"/domains/{dom_id}").json()["data"]
         assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", done["id"])

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import httpx
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 
 from infra.clock import ManualClock
 
@@ -172,7 +172,7 @@ def test_cancel_after_grace_releases_domains_for_a_new_order(service_factory: An
         error_of(place(client, reuse), 409, "domain_already_in_active_order")
         error_of(client.post(f"/orders/{order['id']}/cancel"), 409, "order_state_conflict")
         clock.advance(301)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while client.get(f"/orders/{order['id']}").json()["data"]["status"] != "cancelled":
             assert time.monotonic() < deadline, "cancellation was not finalized"
             time.sleep(0.02)

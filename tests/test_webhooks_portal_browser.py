@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import RunningService, ServiceFactory, delete_nats_stream, require
+from conftest import PATIENCE, RunningService, ServiceFactory, delete_nats_stream, require
 from webhook_receiver import Receiver, wait_until
 
 from webhooks.signing import verify_signature
@@ -35,7 +35,7 @@ def browser_page() -> Iterator[Any]:
         browser = launch_chromium(playwright)
         try:
             page = browser.new_page()
-            page.set_default_timeout(30_000)
+            page.set_default_timeout(PATIENCE * 1000)
             yield page
         finally:
             browser.close()
@@ -61,7 +61,7 @@ def refresh_until(page: Any, check: Callable[[], bool]) -> None:
         page.wait_for_load_state()
         return check()
 
-    wait_until(refreshed, timeout=30, interval=0.1)
+    wait_until(refreshed, timeout=PATIENCE, interval=0.1)
 
 
 def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None:
@@ -114,7 +114,7 @@ def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None
         assert verify_signature(rotated, again[-1].headers, again[-1].body, time.time())
 
         page.click("text=Sign out")
-        page.locator("#api_key").wait_for(timeout=10_000)  # the sign-out navigation lands
+        page.locator("#api_key").wait_for(timeout=PATIENCE * 1000)  # the sign-out navigation lands
         assert page.locator("#api_key").count() == 1
     finally:
         receiver.stop()

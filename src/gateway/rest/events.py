@@ -7,15 +7,15 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post, put
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import HttpsUrl
+from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
+from gateway.rest.vocabulary import EventType
 from webhooks.catalog import EVENT_TYPES
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
@@ -56,7 +56,7 @@ class EventOut(msgspec.Struct):
     shape depends on `type` (spec 6)."""
 
     id: str
-    type: str
+    type: EventType
     created_at: str
     resource_id: str
     data: dict[str, Any]
@@ -97,8 +97,8 @@ class EndpointSecretResponse(msgspec.Struct):
     data: EndpointSecretOut
 
 
-ONE_EVENT = ResponseSpec(EventResponse, description="The event with every delivery attempt")
-NEW_SECRET = ResponseSpec(EndpointSecretResponse, description="The URL and its new secret")
+ONE_EVENT = ResponseDoc(EventResponse, description="The event with every delivery attempt")
+NEW_SECRET = ResponseDoc(EndpointSecretResponse, description="The URL and its new secret")
 
 
 class EventsController(Controller):
@@ -112,7 +112,7 @@ class EventsController(Controller):
             "Newest first. Filters: `type` (an event type, e.g. `order.completed`), `status` (`pending`, "
             "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
         ),
-        responses={200: ResponseSpec(EventPage, description="A page of events")},
+        responses={200: ResponseDoc(EventPage, description="A page of events")},
     )
     async def list_events(
         self,
@@ -149,6 +149,9 @@ class EventsController(Controller):
     @get(
         "/{event_id:str}",
         operation_id="getEvent",
+        description="An event of the organization's log (`evt_`) with its payload, delivery "
+        "status and every delivery attempt, oldest first (status code or error, and "
+        "when).",
         summary="One webhook event with every attempt",
         responses={200: ONE_EVENT},
     )
@@ -161,6 +164,9 @@ class EventsController(Controller):
     @post(
         "/{event_id:str}/redeliver",
         operation_id="redeliverEvent",
+        description="Queues one more delivery of the event to the current webhook URL, signed "
+        "with the current secret, under the same event id (receivers deduplicate on "
+        "it). Answers the event; the new attempt shows in `GET /events/{event_id}`.",
         before_request=reject_body_properties,
         summary="Send an event again, with the same event id",
         status_code=202,
@@ -186,8 +192,10 @@ class WebhookEndpointController(Controller):
 
     @get(
         operation_id="getWebhookEndpoint",
+        description="The URL deliveries go to and when it was set; never the secret (it is shown "
+        "once, when set or rotated).",
         summary="The organization's webhook URL",
-        responses={200: ResponseSpec(EndpointResponse, description="The webhook endpoint")},
+        responses={200: ResponseDoc(EndpointResponse, description="The webhook endpoint")},
     )
     async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         service = endpoints_of(container_of(request))
@@ -195,6 +203,8 @@ class WebhookEndpointController(Controller):
 
     @put(
         operation_id="setWebhookEndpoint",
+        description="Sets or replaces the URL deliveries go to (https) and issues a new signing "
+        "secret, shown in this answer only.",
         summary="Set the webhook URL; answers a new signing secret, shown only this once",
         sync_to_thread=True,
         responses={200: NEW_SECRET},
@@ -206,6 +216,9 @@ class WebhookEndpointController(Controller):
     @post(
         "/rotate_secret",
         operation_id="rotateWebhookSecret",
+        description="Replaces the `whsec_` secret that signs deliveries; the old one stops "
+        "signing at once. The new secret is in this answer only: store it before "
+        "verifying the next delivery.",
         before_request=reject_body_properties,
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
@@ -219,6 +232,9 @@ class WebhookEndpointController(Controller):
     @post(
         "/test",
         operation_id="sendTestEvent",
+        description="Records and delivers a test event to the webhook URL, signed like every "
+        "other, so a receiver can be checked end to end. Answers the event (202): "
+        "follow its attempts with `GET /events/{event_id}`.",
         before_request=reject_body_properties,
         summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
         status_code=202,

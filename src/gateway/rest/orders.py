@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -25,7 +24,7 @@ from gateway.rest.order_shapes import (
     OrderOut,
     PendingActionOut,
 )
-from gateway.rest.schema_notes import HttpsUrl
+from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
@@ -65,16 +64,16 @@ class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_TARGET: dict[int, ResponseSpec] = {
-    404: ResponseSpec(
+UNKNOWN_TARGET: dict[int, ResponseDoc] = {
+    404: ResponseDoc(
         None,
         description="not_found (no such workspace or bundle) or sequencer_client_not_found "
         "(no such `destination.client_id`); `field` names the input",
     ),
 }
 # Placing an order tries a kind i destination's login pair with the provider; a quote does not.
-LOGIN_REFUSED: dict[int, ResponseSpec] = {
-    422: ResponseSpec(
+LOGIN_REFUSED: dict[int, ResponseDoc] = {
+    422: ResponseDoc(
         None,
         description="provider_credentials_invalid: the provider refused the login pair of a "
         "kind i destination (`field` `destination.password`)",
@@ -188,7 +187,7 @@ class OrdersController(Controller):
         ),
         status_code=200,
         responses={
-            200: ResponseSpec(ResolvedActionResponse, description="The action and its order")
+            200: ResponseDoc(ResolvedActionResponse, description="The action and its order")
         },
     )
     async def resolve(
@@ -206,6 +205,9 @@ class OrdersController(Controller):
     @get(
         "/{order_id:str}",
         operation_id="getOrder",
+        description="An order (`ord_`) as it is now: status, destination, domains with their "
+        "inboxes and DNS records, price and what was charged or refunded. Poll it, or"
+        " follow the `order.*` webhooks.",
         summary="One order",
         responses={200: ONE_ORDER},
     )
