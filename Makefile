@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROTO_FILES := $(shell find proto -name '*.proto' 2>/dev/null)
+# Node tools pinned in package.json / package-lock.json (buf lints the protos).
+NODE_STAMP := node_modules/.installed-stamp
 
 .PHONY: run test lint proto bench fuzz chaos install clean
 
@@ -13,7 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-install: $(STAMP)
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 proto: $(STAMP)
 	@if [ -n "$(PROTO_FILES)" ]; then \
@@ -25,9 +31,10 @@ proto: $(STAMP)
 run: $(STAMP) proto
 	PARTNER_API_STOP_WITH_PARENT=1 PARTNER_API_ALLOW_HTTP_WEBHOOKS=$${PARTNER_API_ALLOW_HTTP_WEBHOOKS:-1} $(BIN)/partner-api serve
 
-lint: $(STAMP) proto
+lint: $(STAMP) $(NODE_STAMP) proto
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+	node_modules/.bin/buf lint proto
 
 test: $(STAMP) proto lint
 	$(BIN)/python -m pytest -n 4
@@ -47,4 +54,4 @@ fuzz: $(STAMP) proto
 	PARTNER_API_FUZZ_DEEP=1 $(BIN)/python -m pytest -p no:randomly -s tests/test_fuzz_openapi.py
 
 clean:
-	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf var node_modules .pytest_cache .mypy_cache .ruff_cache
