@@ -37,7 +37,7 @@ def _unwrap_field(v1: MethodDescriptor, v2: MethodDescriptor) -> str:
     wanted = v1.output_type.name
     for field in v2.output_type.fields:
         if field.message_type is not None and field.message_type.name == wanted:
-            return field.name
+            return str(field.name)
     return ""
 
 
