@@ -48,8 +48,9 @@ def add_v1_reflection_file(pool: Any = None) -> None:
     for message in proto.message_type:
         _retype(message)
     for method in (m for service in proto.service for m in service.method):
-        method.input_type, method.output_type = _v1_type(method.input_type), _v1_type(
-            method.output_type
+        method.input_type, method.output_type = (
+            _v1_type(method.input_type),
+            _v1_type(method.output_type),
         )
     pool.AddSerializedFile(proto.SerializeToString())
 
