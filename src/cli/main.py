@@ -212,7 +212,6 @@ def main(argv: list[str] | None = None) -> int:
         from runtime.serve import serve
 
         try:
-            _acted_on(f"serving store {store_label(Settings.from_env())}")
             serve(args.roles, args.workers)
         except Exception as exc:  # a store or NATS it cannot reach: one line, as every command
             print(f"partner-api serve: {_one_line(exc)}", file=sys.stderr)
