@@ -1,10 +1,10 @@
 """One interceptor for every internal service: the caller's credentials, then error mapping.
 
 Health and reflection stay open, as probes and `buf curl --list-services` expect, and so does
-AdminService.GetDeployment (the CLI asks it before writing to a store of its own, whatever
-token it holds); every other method needs
-metadata `authorization: Bearer <operator token>` or, when the server requires client
-certificates (mutual TLS), a certificate the configured client CA signed.
+AdminService.GetDeployment (the CLI asks it before acting on a store of its own, whatever token
+it holds). Every other method needs metadata `authorization: Bearer <operator token>` or, when
+the server requires client certificates (mutual TLS), a certificate the configured client CA
+signed.
 """
 
 from __future__ import annotations
