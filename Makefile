@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROTO_FILES := $(shell find proto -name '*.proto' 2>/dev/null)
+# Node tools pinned in package.json / package-lock.json: Redocly (the OpenAPI document), buf (the protos).
 NODE_STAMP := node_modules/.installed-stamp
 REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly
 OPENAPI_DOC := var/openapi.json
@@ -16,7 +17,6 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-# Redocly CLI, pinned with its lockfile (package.json), for `make lint`.
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $(NODE_STAMP)
@@ -33,9 +33,10 @@ proto: $(STAMP)
 run: $(STAMP) proto
 	PARTNER_API_STOP_WITH_PARENT=1 PARTNER_API_ALLOW_HTTP_WEBHOOKS=$${PARTNER_API_ALLOW_HTTP_WEBHOOKS:-1} $(BIN)/partner-api serve
 
-lint: $(STAMP) proto openapi-lint
+lint: $(STAMP) $(NODE_STAMP) proto openapi-lint
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+	node_modules/.bin/buf lint proto
 
 # The OpenAPI document, dumped by the app factory (no server), must pass openapi-spec-validator
 # and Redocly's `recommended` rules with no warning at all (Redocly fails only on errors).

@@ -23,6 +23,7 @@ from litestar import Litestar
 from gateway.rest import metrics
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
+from infra.deployment import store_label
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
 from runtime.container import Container
@@ -162,6 +163,10 @@ def _refuse_taken_ports(settings: Settings, roles: list[str]) -> None:
 
 async def _serve_single(settings: Settings, roles: list[str], clock: Clock | None) -> None:
     container = Container.build(settings, clock)
+    # Like every CLI command, one stderr line names the store; once it opened, so that a
+    # store it cannot reach stays a one-line failure.
+    where = f"{store_label(settings)} (deployment {container.deployment_id})"
+    print(f"partner-api: serving store {where}", file=sys.stderr, flush=True)
     try:
         if GATEWAY in roles:
             server, running = build_server(container, roles)

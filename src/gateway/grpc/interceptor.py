@@ -1,8 +1,10 @@
 """One interceptor for every internal service: the caller's credentials, then error mapping.
 
-Health and reflection stay open, as probes and `grpcurl list` expect; every other method needs
-metadata `authorization: Bearer <operator token>` or, when the server requires client
-certificates (mutual TLS), a certificate the configured client CA signed.
+Health and reflection stay open, as probes and `buf curl --list-services` expect, and so does
+AdminService.GetDeployment (the CLI asks it before acting on a store of its own, whatever token
+it holds). Every other method needs metadata `authorization: Bearer <operator token>` or, when
+the server requires client certificates (mutual TLS), a certificate the configured client CA
+signed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ from gateway.grpc.errors import ERROR_CODE_KEY, details_of, status_of, trailers_
 
 log = logging.getLogger(__name__)
 
-OPEN_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+OPEN_SERVICES = (
+    "/grpc.health.v1.Health/",
+    "/grpc.reflection.",
+    "/partnerapi.v2.AdminService/GetDeployment",
+)
 OPERATOR_KEY = "x-operator"
 
 

@@ -1,5 +1,6 @@
-"""The internal gRPC server: admin, audit and fulfillment services, the standard
-health service (SERVING once started) and server reflection, all on `settings.grpc_port`.
+"""The internal gRPC server: admin, audit and fulfillment services (partnerapi.v2, and the
+deprecated partnerapi.v1 names through them), the standard health service (SERVING once
+started) and server reflection, all on `settings.grpc_port`.
 
 With `grpc_tls_cert` and `grpc_tls_key` set it serves TLS; with `grpc_tls_client_ca` too the
 handshake requires a client certificate that CA signed (mutual TLS), and such a caller needs no
@@ -15,11 +16,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
+from gateway.grpc.deprecated_v1 import V1_SERVICE_NAMES, v1_handlers
 from gateway.grpc.fulfillment import FulfillmentServicer
 from gateway.grpc.interceptor import OperatorInterceptor
 from gateway.grpc.reflection import enable_reflection
 from infra.settings import Settings, host_port
-from partnerapi.v1 import (
+from partnerapi.v2 import (
     admin_pb2,
     admin_pb2_grpc,
     audit_pb2,
@@ -31,11 +33,12 @@ from runtime.container import Container
 
 log = logging.getLogger(__name__)
 
-SERVICE_NAMES = (
-    admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
-    audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
-    fulfillment_pb2.DESCRIPTOR.services_by_name["FulfillmentService"].full_name,
-)
+V2_SERVICES = {
+    "AdminService": admin_pb2.DESCRIPTOR.services_by_name["AdminService"],
+    "AuditService": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
+    "FulfillmentService": fulfillment_pb2.DESCRIPTOR.services_by_name["FulfillmentService"],
+}
+SERVICE_NAMES = (*(service.full_name for service in V2_SERVICES.values()), *V1_SERVICE_NAMES)
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
@@ -69,15 +72,7 @@ class GrpcServer:
             trust_client_certificates=settings.grpc_tls_client_ca is not None,
         )
         server = grpc.aio.server(interceptors=[interceptor])
-        admin_pb2_grpc.add_AdminServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            AdminServicer(self.container), server
-        )
-        audit_pb2_grpc.add_AuditServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            AuditServicer(self.container), server
-        )
-        fulfillment_pb2_grpc.add_FulfillmentServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            FulfillmentServicer(self.container), server
-        )
+        self._add_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), server)
         address = host_port(settings.host, settings.grpc_port)
@@ -91,6 +86,23 @@ class GrpcServer:
         self.server = server
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    def _add_services(self, server: grpc.aio.Server) -> None:
+        servicers = {
+            "AdminService": AdminServicer(self.container),
+            "AuditService": AuditServicer(self.container),
+            "FulfillmentService": FulfillmentServicer(self.container),
+        }
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["AdminService"], server
+        )
+        audit_pb2_grpc.add_AuditServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["AuditService"], server
+        )
+        fulfillment_pb2_grpc.add_FulfillmentServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["FulfillmentService"], server
+        )
+        server.add_generic_rpc_handlers(v1_handlers(servicers, V2_SERVICES))
 
     async def stop(self) -> None:
         if self.server is None:
