@@ -26,6 +26,7 @@ from infra.clock import Clock
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
 from runtime.container import Container
+from runtime.http_edge import EdgeLimits, bounded_protocol
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
 
@@ -93,6 +94,7 @@ def build_server(
 ) -> tuple[uvicorn.Server, RunningRoles]:
     running = RunningRoles(container, roles)
     app = create_app(container, lifespans=[running.lifespan])
+    limits = EdgeLimits.of(container.settings)
     config = uvicorn.Config(
         app,
         host=container.settings.host,
@@ -101,7 +103,8 @@ def build_server(
         access_log=False,
         lifespan="on",
         loop="uvloop",
-        http="httptools",
+        http=bounded_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_timeout,
     )
     running.server = uvicorn.Server(config)
     return running.server, running
@@ -225,6 +228,9 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
             workers=workers,
             log_level="warning",
             access_log=False,
+            # By its path: each worker process reads the limits from the environment.
+            http="runtime.http_edge:BoundedHttpToolsProtocol",
+            timeout_keep_alive=settings.http_keep_alive_seconds,
         )
     finally:
         shutil.rmtree(counts, ignore_errors=True)
