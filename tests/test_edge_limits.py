@@ -74,6 +74,9 @@ def test_requests_that_are_not_http_are_400_with_the_envelope(service: RunningSe
     for request in cases:
         answer = exchange(service, request)
         refused(400, answer, "invalid_request")
+    scraped = exchange(service, request_head("/metrics", "Connection: close") + b"\r\n")
+    counted = 'partner_api_requests_total{method="-",route="edge",status="400"}'
+    assert counted in scraped.body.decode(), "edge refusals are counted apart"
 
 
 def test_a_body_over_the_limit_is_413(service: RunningService) -> None:

@@ -22,6 +22,7 @@ import httptools
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from gateway.rest import metrics
 from gateway.rest.errors import envelope
 from gateway.rest.request_id import new_request_id
 from infra.settings import Settings
@@ -241,6 +242,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
             return
         self.transport.write(self.refusal_bytes(refusal, extra))
+        # Counted apart from the routes (a refused request may have no method or path yet).
+        metrics.observe_request("-", "edge", refusal.status, 0.0)
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER_SECONDS, self.transport.close)
