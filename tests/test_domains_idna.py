@@ -60,3 +60,15 @@ def test_purchases_and_orders_refuse_invalid_names(service: RunningService) -> N
             error = error_of(place(client, body), 400, "invalid_request")
             assert error["field"] == "domains[0].domain"
         assert client.get("/orders").json()["data"] == []
+
+
+def test_imports_and_pool_calls_refuse_invalid_names(service: RunningService) -> None:
+    with service.partner() as client:
+        for sent in REFUSED[:3]:
+            for path in ("/domains/import", "/pool/add", "/pool/remove"):
+                answer = client.post(path, json={"domains": ["fine-name.com", sent]})
+                error = error_of(answer, 400, "invalid_request")
+                assert error["field"] == "domains[1]", (path, error)
+        imported = client.post("/domains/import", json={"domains": ["Bücher.com"]})
+        assert imported.status_code == 201, imported.text
+        assert imported.json()["data"]["domains"][0]["domain"] == "xn--bcher-kva.com"
