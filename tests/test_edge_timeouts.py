@@ -6,11 +6,13 @@ for a body, 5 s idle between requests, 1000 connections).
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import time
 
 import pytest
-from conftest import RunningService, ServiceFactory
+from conftest import RunningService, ServiceFactory, free_port
 from edge_support import (  # noqa: F401 - store_kind: the edge needs one store only
     closed_by_server,
     connect,
@@ -19,6 +21,7 @@ from edge_support import (  # noqa: F401 - store_kind: the edge needs one store 
     store_kind,
     wait_until,
 )
+from test_platform_processes import CLI, wait_listening
 
 ME = "/partner/v1/me"
 SHORT = {
@@ -117,3 +120,32 @@ def test_connections_over_the_limit_are_503(service_factory: ServiceFactory) -> 
     finally:
         for sock in held:
             sock.close()
+
+
+def test_gateway_workers_take_their_bounds_from_the_environment(
+    service_env: dict[str, str],
+) -> None:
+    """`serve --workers N` starts uvicorn's worker processes, which name the protocol by its
+    import path and read the limits from the environment."""
+    port = free_port()
+    env = {
+        **os.environ,
+        **service_env,
+        "PARTNER_API_HTTP_PORT": str(port),
+        "PARTNER_API_HTTP_HEAD_TIMEOUT_SECONDS": "1",
+    }
+    process = subprocess.Popen(
+        [*CLI, "serve", "--role", "gateway", "--workers", "2"], env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        wait_listening(f"http://127.0.0.1:{port}", process)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /partner/v1/me HTTP/1.1\r\nHost: x\r\nX-Unfinished: ")
+            timed_out(sock)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /partner/v1/m\x00e HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = read_answer(sock)
+            assert answer.status == 400 and answer.error()["code"] == "invalid_request"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
