@@ -63,6 +63,9 @@ def registry_form(name: str) -> str | None:
     """The A-label form registries store (IDNA 2008, UTS 46 non-transitional: `ß` stays `ß`),
     or None when they would refuse the name: symbols such as emoji, a label that starts with a
     combining mark, an `xn--` label that does not decode, hyphens in the 3rd and 4th place."""
+    lowered = name.lower()
+    if lowered.isascii() and "--" not in lowered and DOMAIN_NAME.match(lowered):
+        return lowered  # letters, digits and single hyphens: IDNA has nothing to change or refuse
     try:
         return idna.encode(name, uts46=True, transitional=False).decode("ascii")
     except (idna.IDNAError, UnicodeError, ValueError):
