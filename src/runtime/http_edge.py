@@ -93,6 +93,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.body_bytes = 0
         self.completed = 0  # requests fully read on this connection
         self.message_begun = False
+        self.url = b""  # uvicorn sets it when a request begins; CRLFs alone begin none
         self.deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -116,6 +117,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
+            self.disarm()  # the connection is no longer HTTP/1.1 requests
             if self._should_upgrade():
                 self.handle_websocket_upgrade()
             else:
@@ -139,7 +141,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.refuse(self.head_too_large())
 
     def head_too_large(self) -> Refusal:
-        if not self.headers and len(self.url) > self.edge.max_target_bytes:
+        if not self.headers and len(self.url) > self.edge.max_target_bytes:  # cut mid-target
             return self.target_too_long()
         return Refusal(
             431,
