@@ -23,7 +23,7 @@ import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gateway.rest import metrics
-from gateway.rest.errors import envelope
+from gateway.rest.errors import STATUS_BY_CODE, envelope
 from gateway.rest.request_id import new_request_id
 from infra.settings import Settings
 
@@ -57,25 +57,26 @@ class EdgeLimits:
 
 @dataclass(frozen=True)
 class Refusal:
-    status: int
     code: str
     message: str
+
+    @property
+    def status(self) -> int:
+        return STATUS_BY_CODE[self.code]
 
 
 class Refused(Exception):
     """Raised from a parser callback: httptools stops parsing and reports a callback error."""
 
 
-NOT_HTTP = Refusal(400, "invalid_request", "The request is not valid HTTP/1.1.")
-HEAD_TOO_SLOW = Refusal(408, "request_timeout", "The request head took too long to arrive.")
-BODY_TOO_SLOW = Refusal(408, "request_timeout", "The request body took too long to arrive.")
-BUSY = Refusal(503, "server_busy", "Too many connections are open; retry shortly.")
+NOT_HTTP = Refusal("invalid_request", "The request is not valid HTTP/1.1.")
+HEAD_TOO_SLOW = Refusal("request_timeout", "The request head took too long to arrive.")
+BODY_TOO_SLOW = Refusal("request_timeout", "The request body took too long to arrive.")
+BUSY = Refusal("server_busy", "Too many connections are open; retry shortly.")
 
 
 def _too_large(limits: EdgeLimits) -> Refusal:
-    return Refusal(
-        413, "payload_too_large", f"The request body exceeds {limits.max_body_bytes} bytes."
-    )
+    return Refusal("payload_too_large", f"The request body exceeds {limits.max_body_bytes} bytes.")
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -144,7 +145,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if not self.headers and len(self.url) > self.edge.max_target_bytes:  # cut mid-target
             return self.target_too_long()
         return Refusal(
-            431,
             "request_headers_too_large",
             f"The request head exceeds {self.edge.max_head_bytes} bytes or "
             f"{self.edge.max_headers} headers.",
@@ -152,7 +152,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def target_too_long(self) -> Refusal:
         return Refusal(
-            414, "uri_too_long", f"The request target exceeds {self.edge.max_target_bytes} bytes."
+            "uri_too_long", f"The request target exceeds {self.edge.max_target_bytes} bytes."
         )
 
     # Parser callbacks: a bound passed stops the parser (Refused), data_received answers.
