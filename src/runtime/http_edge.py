@@ -90,7 +90,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.refusing = False
         self.reading_head = True
         self.head_bytes = 0  # whole reads seen while a head was being read
-        self.header_bytes = 0  # header lines the parser handed over, exactly
         self.body_bytes = 0
         self.completed = 0  # requests fully read on this connection
         self.message_begun = False
@@ -112,8 +111,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self.refusing:
             return  # lingering: what the client still sends is dropped
         self._unset_keepalive_if_required()
-        if self.reading_head and self.deadline is None:
-            self.arm(self.edge.head_timeout, self.head_timed_out)
         counting, completed = self.reading_head, self.completed
         try:
             self.parser.feed_data(data)
@@ -129,7 +126,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             if not self.refusing:
                 self.refuse(refusal.args[0] if isinstance(refusal, Refused) else NOT_HTTP)
             return
-        self.count_head(len(data), counting and completed == self.completed)
+        whole_read_was_head = counting and completed == self.completed
+        if self.reading_head and (self.message_begun or whole_read_was_head):
+            self.count_head(len(data), whole_read_was_head)  # a head begun, not ended
+            self.arm_once(self.edge.head_timeout, self.head_timed_out)
+        elif not self.reading_head:
+            self.arm_once(self.edge.body_timeout, self.body_timed_out)  # a body to come
+        # A request read whole in one read (the usual case) arms no deadline at all.
 
     def count_head(self, size: int, whole_read_was_head: bool) -> None:
         """The parser keeps a header's pieces until its line ends, so a head is bounded by the
@@ -159,29 +162,26 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.message_begun = True
-        self.header_bytes = self.body_bytes = 0
+        self.body_bytes = 0
 
     def on_url(self, url: bytes) -> None:
         super().on_url(url)
         if len(self.url) > self.edge.max_target_bytes:
             raise Refused(self.target_too_long())
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.header_bytes += len(name) + len(value) + 4  # ": " and CRLF
-        too_many = len(self.headers) >= self.edge.max_headers
-        if too_many or len(self.url) + self.header_bytes > self.edge.max_head_bytes:
-            raise Refused(self.head_too_large())
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
         self.disarm()
+        if len(self.headers) > self.edge.max_headers or self.head_size() > self.edge.max_head_bytes:
+            raise Refused(self.head_too_large())  # a head that came in fewer reads than its size
         length = self.parser_content_length()
         if length is not None and length > self.edge.max_body_bytes:
             raise Refused(_too_large(self.edge))  # before the application sees the request
         self.reading_head = False
         self.head_bytes = 0
         super().on_headers_complete()
-        self.arm(self.edge.body_timeout, self.body_timed_out)
+
+    def head_size(self) -> int:
+        return len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
 
     def parser_content_length(self) -> int | None:
         for name, value in self.headers:
@@ -209,6 +209,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.disarm()
         self.deadline = self.loop.call_later(seconds, then)
 
+    def arm_once(self, seconds: float, then: Any) -> None:
+        """From the first read that leaves a head (or a body) unfinished, not the last."""
+        if self.deadline is None:
+            self.arm(seconds, then)
+
     def disarm(self) -> None:
         if self.deadline is not None:
             self.deadline.cancel()
@@ -218,8 +223,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.deadline = None
         if self.message_begun:
             self.refuse(HEAD_TOO_SLOW)
+        elif self.cycle is not None and not self.cycle.response_complete:
+            pass  # blank lines after a request still being answered; keep-alive follows it
         elif not self.transport.is_closing():
-            self.transport.close()  # a connection that never sent a byte: nothing to answer
+            self.transport.close()  # a connection that never sent a request: nothing to answer
 
     def body_timed_out(self) -> None:
         self.deadline = None
