@@ -137,7 +137,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def count_head(self, size: int, whole_read_was_head: bool) -> None:
         """The parser keeps a header's pieces until its line ends, so a head is bounded by the
         reads it took. A read that held the end of an earlier request is not counted: the
-        bound may be passed by one read (64 KiB), never reached early."""
+        bound may be passed by up to two reads (uvloop reads at most 250 KB), never reached early."""
         if not self.reading_head or self.refusing:
             return
         self.head_bytes = self.head_bytes + size if whole_read_was_head else 0
