@@ -27,6 +27,7 @@ from infra.deployment import store_label
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
 from runtime.container import Container
+from runtime.http_edge import EdgeLimits, bounded_protocol
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
 
@@ -94,6 +95,7 @@ def build_server(
 ) -> tuple[uvicorn.Server, RunningRoles]:
     running = RunningRoles(container, roles)
     app = create_app(container, lifespans=[running.lifespan])
+    limits = EdgeLimits.of(container.settings)
     config = uvicorn.Config(
         app,
         host=container.settings.host,
@@ -102,7 +104,8 @@ def build_server(
         access_log=False,
         lifespan="on",
         loop="uvloop",
-        http="httptools",
+        http=bounded_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_timeout,
     )
     running.server = uvicorn.Server(config)
     return running.server, running
@@ -230,6 +233,9 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
             workers=workers,
             log_level="warning",
             access_log=False,
+            # By its path: each worker process reads the limits from the environment.
+            http="runtime.http_edge:BoundedHttpToolsProtocol",
+            timeout_keep_alive=settings.http_keep_alive_seconds,
         )
     finally:
         shutil.rmtree(counts, ignore_errors=True)

@@ -57,6 +57,11 @@ STATUS_BY_CODE: dict[str, int] = {
     ),
     "bundle_archived": 409,
     "payload_too_large": 413,
+    # Answered by the HTTP server itself (runtime/http_edge.py), before the application runs.
+    "request_timeout": 408,
+    "uri_too_long": 414,
+    "request_headers_too_large": 431,
+    "server_busy": 503,
     "provider_credentials_invalid": 422,
     "rate_limited": 429,
     "internal_error": 500,
