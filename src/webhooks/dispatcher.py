@@ -39,7 +39,14 @@ from webhooks.deliveries import (
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
-from webhooks.stream import connect_with_stream, require_nats, subject_root
+from webhooks.stream import (
+    NO_LEADER_ERRORS,
+    NO_LEADER_RETRY_SECONDS,
+    LeaderlessSpell,
+    connect_with_stream,
+    require_nats,
+    subject_root,
+)
 
 log = logging.getLogger(__name__)
 
@@ -135,13 +142,20 @@ class WebhookDispatcher:
             await self._nc.close()
 
     async def _intake(self, subscription: Any) -> None:
+        leaderless = LeaderlessSpell(f"dispatcher <- stream {self.settings.nats_stream}")
         while True:
             try:
                 messages = await subscription.fetch(1, timeout=1.0)
+                leaderless.ended()
             except (NatsTimeout, TimeoutError):
+                leaderless.ended()  # the pull was taken (a leaderless one is refused at once)
                 continue
             except asyncio.CancelledError:
                 raise
+            except NO_LEADER_ERRORS as error:
+                leaderless.failed(error)
+                await asyncio.sleep(NO_LEADER_RETRY_SECONDS)
+                continue
             except Exception:
                 log.exception("webhook intake fetch failed; retrying")
                 await asyncio.sleep(1.0)
