@@ -214,6 +214,7 @@ class OrderLoad:
     tenant: Tenant
     api: str
     total: int
+    pause: float = 0.0  # between orders: a steady flow over a while rather than one burst
     accepted: dict[str, str] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     thread: threading.Thread | None = None
@@ -234,6 +235,7 @@ class OrderLoad:
                     self.accepted[key] = response.json()["data"]["id"]
                 else:
                     self.refused.append(f"{response.status_code} {response.text[:200]}")
+                time.sleep(self.pause)
 
     def wait_placed(self, count: int) -> None:
         wait_until(lambda: len(self.accepted) >= count or not self.running, timeout=DRAIN_SECONDS)

@@ -43,6 +43,13 @@ def _pool_size(value: str | None) -> int:
     return size
 
 
+def _replicas(value: str | None) -> int:
+    replicas = int(value or "1")
+    if not 1 <= replicas <= 5:  # JetStream's own bounds
+        raise ValueError(f"PARTNER_API_NATS_REPLICAS: 1 to 5 copies of the stream: {value}")
+    return replicas
+
+
 def _path(value: str | None) -> Path | None:
     return Path(value).resolve() if value else None
 
@@ -95,6 +102,9 @@ class Settings:
     database_pool_size: int = 10
     nats_url: str | None = None
     nats_stream: str = "PARTNER_EVENTS"
+    # Copies JetStream keeps of the stream (and its consumer): 3 on a three-node cluster lets
+    # any one node die without losing an acknowledged event or stopping the webhooks.
+    nats_replicas: int = 1
     host: str = "127.0.0.1"
     http_port: int = 8080
     grpc_port: int = 50051
@@ -125,6 +135,11 @@ class Settings:
     def uses_postgres(self) -> bool:
         return bool(self.database_url)
 
+    @property
+    def nats_servers(self) -> list[str]:
+        """The servers NATS_URL lists, comma separated (decisions.md 1: a cluster)."""
+        return [url.strip() for url in (self.nats_url or "").split(",") if url.strip()]
+
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
@@ -142,6 +157,7 @@ class Settings:
                 schema,
                 data_dir,
             ),
+            nats_replicas=_replicas(env.get("PARTNER_API_NATS_REPLICAS")),
             host=env.get("PARTNER_API_HOST", "127.0.0.1"),
             http_port=int(env.get("PARTNER_API_HTTP_PORT", "8080")),
             grpc_port=int(env.get("PARTNER_API_GRPC_PORT", "50051")),

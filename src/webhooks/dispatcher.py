@@ -39,7 +39,14 @@ from webhooks.deliveries import (
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
-from webhooks.stream import connect_with_stream, require_nats, subject_root
+from webhooks.stream import (
+    NO_LEADER_ERRORS,
+    NO_LEADER_RETRY_SECONDS,
+    LeaderlessSpell,
+    connect_with_stream,
+    require_nats,
+    subject_root,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +59,11 @@ FETCH_BATCH = 256
 # waiting (the usual case at a steady rate) there is no follow-up request at all.
 FOLLOW_UP_SECONDS = 0.005
 CLIENT_IDLE_SECONDS = 300.0
+CONSUMER = "webhook-dispatcher"  # one durable consumer shared by every dispatcher process
+# A message handed to a pull that was lost with its server (a consumer leader that died)
+# comes again only after this: intake records a batch in well under a second, and a message
+# that does come twice is recorded once.
+ACK_WAIT_SECONDS = 10.0
 # Only these organization events change where and how deliveries go; others (a test event
 # request, a rate-limit change) leave a cached endpoint valid.
 ENDPOINT_EVENTS = ("Organization.WebhookEndpointSet", "Organization.WebhookSecretRotated")
@@ -108,17 +120,20 @@ class WebhookDispatcher:
         await self._intake(subscription)
 
     async def _subscribe(self, js: Any) -> Any:
-        return await js.pull_subscribe(
-            f"{subject_root(self.settings)}.>",
-            durable="webhook-dispatcher",
-            stream=self.settings.nats_stream,
-            config=ConsumerConfig(
-                ack_policy=AckPolicy.EXPLICIT,
-                deliver_policy=DeliverPolicy.ALL,
-                ack_wait=30.0,
-                max_ack_pending=20_000,
-            ),
+        subjects = f"{subject_root(self.settings)}.>"
+        config = ConsumerConfig(
+            name=CONSUMER,
+            durable_name=CONSUMER,
+            filter_subject=subjects,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=ACK_WAIT_SECONDS,
+            max_ack_pending=20_000,
         )
+        # Created, or brought to this config when it exists: nats-py's pull_subscribe binds an
+        # existing durable as it is, so a changed setting would never reach it.
+        await js.add_consumer(self.settings.nats_stream, config)
+        return await js.pull_subscribe_bind(durable=CONSUMER, stream=self.settings.nats_stream)
 
     async def stop(self) -> None:
         # Deliveries first, so the attempts they finished are still written by the writer.
@@ -135,13 +150,20 @@ class WebhookDispatcher:
             await self._nc.close()
 
     async def _intake(self, subscription: Any) -> None:
+        leaderless = LeaderlessSpell(f"dispatcher <- stream {self.settings.nats_stream}")
         while True:
             try:
                 messages = await subscription.fetch(1, timeout=1.0)
+                leaderless.ended()
             except (NatsTimeout, TimeoutError):
+                leaderless.ended()  # the pull was taken (a leaderless one is refused at once)
                 continue
             except asyncio.CancelledError:
                 raise
+            except NO_LEADER_ERRORS as error:
+                leaderless.failed(error)
+                await asyncio.sleep(NO_LEADER_RETRY_SECONDS)
+                continue
             except Exception:
                 log.exception("webhook intake fetch failed; retrying")
                 await asyncio.sleep(1.0)

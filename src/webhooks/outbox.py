@@ -20,13 +20,22 @@ from runtime.container import Container
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
-from webhooks.stream import connect_with_stream, require_nats, subject_for
+from webhooks.stream import (
+    NO_LEADER_ERRORS,
+    NO_LEADER_RETRY_SECONDS,
+    LeaderlessSpell,
+    connect_with_stream,
+    require_nats,
+    subject_for,
+)
 
 log = logging.getLogger(__name__)
 
 TRACKING_NAME = "webhook_outbox"
 BATCH_SIZE = 500
-ACK_TIMEOUT_SECONDS = 10.0
+# Acks stream back in milliseconds, fsynced or not; none for this long means they were lost
+# with a server or the stream's leader (an election follows): republish rather than wait.
+ACK_STALL_SECONDS = 2.0
 # Events stored by another process (a gateway of its own) are only seen by polling; a cheap
 # indexed read, so poll often enough to keep the webhook lag target (p99 < 100 ms).
 MAX_POLL_SECONDS = 0.02
@@ -34,6 +43,24 @@ MAX_POLL_SECONDS = 0.02
 # microseconds) and reads only after a commit: polling this often costs next to nothing and
 # takes ~8 ms off the average lag.
 STAMPED_POLL_SECONDS = 0.005
+
+
+class AcksStalled(Exception):
+    """No ack came for ACK_STALL_SECONDS while some were still awaited."""
+
+
+async def await_acks(acks: list[asyncio.Future[Any]]) -> None:
+    """Every ack of a batch; raises the first failure, or AcksStalled once a whole
+    ACK_STALL_SECONDS passed without one (so a long batch may take as long as it keeps going)."""
+    pending: set[asyncio.Future[Any]] = set(acks)
+    while pending:
+        done, pending = await asyncio.wait(
+            pending, timeout=ACK_STALL_SECONDS, return_when=asyncio.FIRST_EXCEPTION
+        )
+        if not done:
+            raise AcksStalled(f"{len(pending)} of {len(acks)} publishes never acknowledged")
+        for ack in done:
+            ack.result()
 
 
 def message_of(event: PublicEvent) -> bytes:
@@ -98,6 +125,7 @@ class OutboxPublisher:
         # The commit stamp under which the log was last read to its end: while it holds,
         # nothing new can be there.
         drained_at: int | None = None
+        leaderless = LeaderlessSpell(f"outbox -> stream {self.settings.nats_stream}")
         while True:
             stamp = self.container.store.commit_stamp()  # before the read: no commit slips by
             published = 0
@@ -105,8 +133,13 @@ class OutboxPublisher:
                 try:
                     published = await self.publish_batch()
                     drained_at = None if published else stamp
+                    leaderless.ended()
                 except asyncio.CancelledError:
                     raise
+                except (*NO_LEADER_ERRORS, AcksStalled) as error:
+                    leaderless.failed(error)
+                    drained_at = None
+                    await asyncio.sleep(NO_LEADER_RETRY_SECONDS)
                 except Exception:
                     log.exception("outbox publish failed; retrying")
                     drained_at = None
@@ -143,17 +176,24 @@ class OutboxPublisher:
         previous, position, events = await anyio.to_thread.run_sync(self._read_batch)
         if position == previous:
             return 0
-        acks = [
-            await self._js.publish_async(
-                subject_for(self.settings, event.org_id),
-                message_of(event),
-                headers={"Nats-Msg-Id": event.id},
-            )
-            for event in events
-        ]
-        if acks:
-            # An ack lost on the way leaves its future pending forever: give up and republish.
-            await asyncio.wait_for(asyncio.gather(*acks), timeout=ACK_TIMEOUT_SECONDS)
+        acks: list[asyncio.Future[Any]] = []
+        try:
+            for event in events:
+                acks.append(
+                    await self._js.publish_async(
+                        subject_for(self.settings, event.org_id),
+                        message_of(event),
+                        wait_stall=ACK_STALL_SECONDS,
+                        headers={"Nats-Msg-Id": event.id},
+                    )
+                )
+            await await_acks(acks)
+        finally:
+            # One failed ack ends the wait with the others still pending; each holds one of
+            # nats-py's in-flight publish slots until it is done, and with every slot held the
+            # next publish would wait for good.
+            for ack in acks:
+                ack.cancel()
         await anyio.to_thread.run_sync(self._advance, previous, position)
         return position - previous
 
