@@ -109,6 +109,8 @@ class Settings:
     default_rate_burst: int = 600
     max_body_bytes: int = 1024 * 1024
     poll_interval_seconds: float = 0.05
+    # Readiness fails once events wait this long for the outbox without it moving on.
+    outbox_stuck_seconds: float = 30.0
     secret_key: str = field(default="", repr=False)
     operator_token: str = field(default="", repr=False)
     # PEM files: cert and key serve gRPC over TLS; a client CA also requires client certificates.
@@ -149,6 +151,7 @@ class Settings:
             default_rate_rps=float(env.get("PARTNER_API_DEFAULT_RATE_RPS", "10")),
             default_rate_burst=int(env.get("PARTNER_API_DEFAULT_RATE_BURST", "600")),
             poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),
+            outbox_stuck_seconds=float(env.get("PARTNER_API_OUTBOX_STUCK_SECONDS", "30")),
             secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
             operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
             or _secret_file(data_dir, "operator.token", "op_"),

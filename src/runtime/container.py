@@ -14,6 +14,7 @@ from infra.clock import Clock, SystemClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.sealing import Sealer
 from infra.settings import Settings
+from infra.storage_health import StorageHealth
 from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
@@ -71,6 +72,8 @@ class Container:
     idempotency: IdempotencyStore
     sealer: Sealer
     extras: dict[str, Any] = field(default_factory=dict)
+    # Storage failures this process saw, which readiness reports (runtime/readiness.py).
+    storage_health: StorageHealth = field(default_factory=StorageHealth)
     databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
     @classmethod

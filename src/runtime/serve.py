@@ -25,6 +25,7 @@ from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
+from infra.wal_checkpoints import WalCheckpointer
 from runtime.container import Container
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
@@ -58,8 +59,12 @@ class RunningRoles:
         self.announce: str | None = None  # printed once the roles run and the port listens
         self.server: uvicorn.Server | None = None  # the one whose port the announce names
         self._announcing: asyncio.Task[None] | None = None
+        settings = container.settings
+        self.checkpoints = None if settings.database_url else WalCheckpointer(settings.data_dir)
 
     async def start(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.start()
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)
@@ -78,6 +83,8 @@ class RunningRoles:
             self._announcing.cancel()
         for role in reversed(self.roles):
             await role.stop()
+        if self.checkpoints is not None:
+            self.checkpoints.stop()
 
     @asynccontextmanager
     async def lifespan(self, _: Litestar) -> AsyncIterator[None]:
@@ -134,7 +141,7 @@ def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = N
             # The same loop uvicorn picks for its own runs (loop="uvloop" below): this process
             # runs the server itself, so it has to choose the loop.
             with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                runner.run(_serve_single(settings, roles, clock))
+                runner.run(_serve_single(settings, roles, clock, nats))
     finally:
         if nats:
             nats.stop()
@@ -160,8 +167,12 @@ def _refuse_taken_ports(settings: Settings, roles: list[str]) -> None:
                 raise SystemExit(f"partner-api serve: {what} port {where}: {exc.strerror}") from None
 
 
-async def _serve_single(settings: Settings, roles: list[str], clock: Clock | None) -> None:
+async def _serve_single(
+    settings: Settings, roles: list[str], clock: Clock | None, nats: EmbeddedNats | None = None
+) -> None:
     container = Container.build(settings, clock)
+    if nats is not None:
+        container.extras["embedded_nats"] = nats  # readiness reads its JetStream probe
     try:
         if GATEWAY in roles:
             server, running = build_server(container, roles)

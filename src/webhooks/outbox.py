@@ -14,9 +14,12 @@ import logging
 from typing import Any
 
 import anyio
+import nats.errors
 
+from infra.storage_health import storage_full
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
 from runtime.container import Container
+from runtime.readiness import OUTBOX_TRACKING
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
@@ -24,7 +27,7 @@ from webhooks.stream import connect_with_stream, require_nats, subject_for
 
 log = logging.getLogger(__name__)
 
-TRACKING_NAME = "webhook_outbox"
+TRACKING_NAME = OUTBOX_TRACKING
 BATCH_SIZE = 500
 ACK_TIMEOUT_SECONDS = 10.0
 # Events stored by another process (a gateway of its own) are only seen by polling; a cheap
@@ -107,8 +110,9 @@ class OutboxPublisher:
                     drained_at = None if published else stamp
                 except asyncio.CancelledError:
                     raise
-                except Exception:
+                except Exception as error:
                     log.exception("outbox publish failed; retrying")
+                    self._record_failure(error)
                     drained_at = None
                     await asyncio.sleep(1.0)
             if not published:
@@ -117,6 +121,14 @@ class OutboxPublisher:
                     async with asyncio.timeout(poll):
                         await self._wake.wait()
                 self._wake.clear()
+
+    def _record_failure(self, error: Exception) -> None:
+        """For readiness: a publish NATS refused or never acknowledged means JetStream cannot
+        store; a full disk under our own store, that the event store cannot write."""
+        if isinstance(error, (nats.errors.Error, TimeoutError)):
+            self.container.storage_health.failed("nats", error)
+        elif storage_full(error):
+            self.container.storage_health.failed("event_store", error)
 
     def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:
         previous = tracked_position(self.db, TRACKING_NAME)

@@ -1,0 +1,99 @@
+"""What a full disk looks like from here, and the record of it that readiness reads.
+
+A full disk reaches the service as many different exceptions: SQLite's "database or disk is
+full" (wrapped by eventsourcing in its own OperationalError), PostgreSQL's `DiskFull`, an
+`OSError` with ENOSPC, or a JetStream publish the server refused. All of them mean the same
+to a client (retry later; nothing was written), so they are recognised in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import psycopg.errors
+
+SQLITE_FULL = 13
+_FULL_WORDS = ("database or disk is full", "no space left on device", "insufficient storage")
+# How long one storage failure keeps readiness down: a write that failed a moment ago will
+# fail again unless space came back, and a single success (a small write finding room in a
+# WAL file it reuses) does not prove a large one would succeed.
+FAILURE_HOLD_SECONDS = 10.0
+# Room a transaction needs at least: a few WAL frames of 4 KB pages and their index.
+PROBE_BYTES = 64 * 1024
+
+
+def storage_full(error: BaseException | None) -> bool:
+    """Whether `error`, or any error it was raised from, says the disk (or the database's
+    disk) is full."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if _says_full(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _says_full(error: BaseException) -> bool:
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if isinstance(error, psycopg.errors.DiskFull):
+        return True
+    if isinstance(error, sqlite3.Error) and (getattr(error, "sqlite_errorcode", 0) & 0xFF) == SQLITE_FULL:
+        return True
+    text = str(error).lower()
+    return any(words in text for words in _FULL_WORDS)
+
+
+def room_to_write(directory: Path, size: int = PROBE_BYTES) -> str:
+    """`ok` when `size` bytes can be written (and synced) in `directory`, else why not. SQLite
+    cannot commit where this fails; a probe file is used rather than a table so the check
+    leaves nothing behind in any store."""
+    probe = directory / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"\0" * size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return "ok"
+    except OSError as exc:
+        return f"error: cannot write ({exc.strerror})"
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink(missing_ok=True)
+
+
+class StorageHealth:
+    """Storage failures seen by this process, by component (`event_store`, `nats`, ...)."""
+
+    def __init__(self, hold_seconds: float = FAILURE_HOLD_SECONDS) -> None:
+        self.hold_seconds = hold_seconds
+        self._failures: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def failed(self, component: str, error: BaseException | str) -> None:
+        reason = error if isinstance(error, str) else _describe(error)
+        with self._lock:
+            self._failures[component] = (time.monotonic(), reason)
+
+    def recent(self, component: str) -> str | None:
+        """Why `component` failed within the hold, or None."""
+        with self._lock:
+            found = self._failures.get(component)
+        if found is None or time.monotonic() - found[0] > self.hold_seconds:
+            return None
+        return found[1]
+
+
+def _describe(error: BaseException) -> str:
+    if storage_full(error):
+        return "storage full"
+    return type(error).__name__
