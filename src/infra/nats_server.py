@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from infra.nats_probe import jetstream_cannot_store
@@ -69,6 +70,9 @@ class EmbeddedNats:
         self.jetstream_error: str | None = None  # the last probe's failure, for readiness
         self._probed_at = 0.0
         self._failing_since: float | None = None
+        self._launched_at = 0.0
+        # When this process's outbox last failed to publish (None: not lately), if it runs here.
+        self.publish_failed_at: Callable[[], float | None] = lambda: None
 
     @property
     def url(self) -> str:
@@ -110,7 +114,7 @@ class EmbeddedNats:
         if now - self._probed_at < PROBE_EVERY_SECONDS:
             return
         self._probed_at = now
-        self.jetstream_error = jetstream_cannot_store(self.url)
+        self.jetstream_error = jetstream_cannot_store(self.url) or self._publishes_failing()
         if self.jetstream_error is None:
             self._failing_since = None
             return
@@ -124,6 +128,15 @@ class EmbeddedNats:
             self._failing_since = None
             _stop_process(process)
 
+    def _publishes_failing(self) -> str | None:
+        """A stream whose store failed a write stays broken while the server's other streams
+        (the probe's) work again: the outbox's failures to publish, since this server started,
+        tell of it."""
+        failed_at = self.publish_failed_at()
+        if failed_at is not None and failed_at > self._launched_at:
+            return "the outbox's publishes fail"
+        return None
+
     def _disk_has_room(self) -> bool:
         return shutil.disk_usage(self.store_dir).free >= ROOM_BYTES
 
@@ -131,6 +144,7 @@ class EmbeddedNats:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
         binary = find_nats_server()
+        self._launched_at = time.monotonic()
         storage = (["-c", str(self._write_config())] if _syncs_every_write(binary)
                    else ["-js", "-sd", str(self.store_dir)])
         self.process = subprocess.Popen(

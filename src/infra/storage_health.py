@@ -22,8 +22,10 @@ SQLITE_FULL = 13
 _FULL_WORDS = ("database or disk is full", "no space left on device", "insufficient storage")
 # How long one storage failure keeps readiness down: a write that failed a moment ago will
 # fail again unless space came back, and a single success (a small write finding room in a
-# WAL file it reuses) does not prove a large one would succeed.
-FAILURE_HOLD_SECONDS = 10.0
+# WAL file it reuses) does not prove a large one would succeed. Longer than the outbox takes
+# to fail again (a 10 s ack time-out, then 1 s), so a JetStream that keeps failing never
+# looks well in between.
+FAILURE_HOLD_SECONDS = 15.0
 # Room a transaction needs at least: a few WAL frames of 4 KB pages and their index.
 PROBE_BYTES = 64 * 1024
 
@@ -84,13 +86,28 @@ class StorageHealth:
         with self._lock:
             self._failures[component] = (time.monotonic(), reason)
 
+    def succeeded(self, component: str) -> None:
+        """A write `component` needed went through (a batch JetStream acknowledged): whatever
+        failed before is over."""
+        with self._lock:
+            self._failures.pop(component, None)
+
     def recent(self, component: str) -> str | None:
         """Why `component` failed within the hold, or None."""
+        found = self._recent(component)
+        return None if found is None else found[1]
+
+    def failed_at(self, component: str) -> float | None:
+        """When (`time.monotonic()`) `component` last failed, within the hold, or None."""
+        found = self._recent(component)
+        return None if found is None else found[0]
+
+    def _recent(self, component: str) -> tuple[float, str] | None:
         with self._lock:
             found = self._failures.get(component)
         if found is None or time.monotonic() - found[0] > self.hold_seconds:
             return None
-        return found[1]
+        return found
 
 
 def _describe(error: BaseException) -> str:

@@ -173,6 +173,7 @@ async def _serve_single(
     container = Container.build(settings, clock)
     if nats is not None:
         container.extras["embedded_nats"] = nats  # readiness reads its JetStream probe
+        nats.publish_failed_at = lambda: container.storage_health.failed_at("nats")
     try:
         if GATEWAY in roles:
             server, running = build_server(container, roles)

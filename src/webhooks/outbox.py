@@ -166,6 +166,7 @@ class OutboxPublisher:
         if acks:
             # An ack lost on the way leaves its future pending forever: give up and republish.
             await asyncio.wait_for(asyncio.gather(*acks), timeout=ACK_TIMEOUT_SECONDS)
+            self.container.storage_health.succeeded("nats")
         await anyio.to_thread.run_sync(self._advance, previous, position)
         return position - previous
 
