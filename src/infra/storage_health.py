@@ -19,6 +19,10 @@ from pathlib import Path
 import psycopg.errors
 
 SQLITE_FULL = 13
+# What ENOSPC becomes when SQLite extends its WAL index (a first connection to a database on a
+# full disk, which cannot even read) or writes a page: SQLite names them I/O errors.
+SQLITE_IOERR_WRITE = 778
+SQLITE_IOERR_SHMSIZE = 4874
 _FULL_WORDS = ("database or disk is full", "no space left on device", "insufficient storage")
 # How long one storage failure keeps readiness down: a write that failed a moment ago will
 # fail again unless space came back, and a single success (a small write finding room in a
@@ -47,8 +51,10 @@ def _says_full(error: BaseException) -> bool:
         return True
     if isinstance(error, psycopg.errors.DiskFull):
         return True
-    if isinstance(error, sqlite3.Error) and (getattr(error, "sqlite_errorcode", 0) & 0xFF) == SQLITE_FULL:
-        return True
+    if isinstance(error, sqlite3.Error):
+        code = getattr(error, "sqlite_errorcode", 0)
+        if code & 0xFF == SQLITE_FULL or code in (SQLITE_IOERR_WRITE, SQLITE_IOERR_SHMSIZE):
+            return True
     text = str(error).lower()
     return any(words in text for words in _FULL_WORDS)
 

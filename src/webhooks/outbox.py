@@ -123,11 +123,8 @@ class OutboxPublisher:
                 self._wake.clear()
 
     def _record_failure(self, error: Exception) -> None:
-        """For readiness: a publish NATS refused or never acknowledged means JetStream cannot
-        store; a full disk under our own store, that the event store cannot write."""
-        if isinstance(error, (nats.errors.Error, TimeoutError)):
-            self.container.storage_health.failed("nats", error)
-        elif storage_full(error):
+        """For readiness: a full disk under our own store (the position not written)."""
+        if storage_full(error) and not isinstance(error, nats.errors.Error):
             self.container.storage_health.failed("event_store", error)
 
     def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:
@@ -155,6 +152,17 @@ class OutboxPublisher:
         previous, position, events = await anyio.to_thread.run_sync(self._read_batch)
         if position == previous:
             return 0
+        try:
+            await self._publish(events)
+        except Exception as error:
+            # For readiness, and the embedded server's supervisor: JetStream cannot store.
+            self.container.storage_health.failed("nats", error)
+            raise
+        self.container.storage_health.succeeded("nats")
+        await anyio.to_thread.run_sync(self._advance, previous, position)
+        return position - previous
+
+    async def _publish(self, events: list[PublicEvent]) -> None:
         acks = [
             await self._js.publish_async(
                 subject_for(self.settings, event.org_id),
@@ -166,7 +174,3 @@ class OutboxPublisher:
         if acks:
             # An ack lost on the way leaves its future pending forever: give up and republish.
             await asyncio.wait_for(asyncio.gather(*acks), timeout=ACK_TIMEOUT_SECONDS)
-            self.container.storage_health.succeeded("nats")
-        await anyio.to_thread.run_sync(self._advance, previous, position)
-        return position - previous
-
