@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from test_orders_sandbox import counts, new_workspace, place
 from webhook_receiver import Receiver, wait_until
 
 from infra.settings import Settings
+from infra.wal_checkpoints import truncate_wals
 from runtime.container import Container
 
 pytestmark = [pytest.mark.nats]
@@ -143,3 +145,52 @@ def run_the_reproduction(
         metrics = httpx.get(served.url + "/metrics").text
         unrecorded = re.search(r"^partner_api_rate_limit_unrecorded_spends_total (\S+)$", metrics, re.M)
         assert unrecorded and float(unrecorded[1]) >= 3, metrics
+
+
+def disk_used(directory: Path) -> dict[str, int]:
+    """Bytes allocated under `directory`, by part: SQLite files by name, NATS as one."""
+    used: dict[str, int] = {}
+    for path in directory.rglob("*"):
+        if path.is_file():
+            inside = path.relative_to(directory).parts
+            part = "nats" if "nats" in inside else path.name.split(".")[0] or path.name
+            used[part] = used.get(part, 0) + path.stat().st_blocks * 512
+    return used
+
+
+ORDERS_MEASURED = 40
+# docs/resilience.md states the figure this guards (about 37 KB an order).
+MAX_BYTES_PER_ORDER = 48 * 1024
+
+
+def test_disk_each_sandbox_order_costs(tmp_path: Path) -> None:
+    """What one sandbox order (one domain, three inboxes, its webhooks delivered) adds to the
+    data dir: event store, read models, records, NATS. WAL files truncated before each count,
+    as the service does every 30 s."""
+    receiver = Receiver().start()
+    try:
+        with serve_embedded(tmp_path / "var", tmp_path / "logs") as served:
+            headers = {"Authorization": f"Bearer {new_sandbox_key(served)}"}
+            with httpx.Client(base_url=served.url + "/partner/v1", headers=headers,
+                              timeout=30.0) as client:
+                workspace = new_workspace(client)
+                assert client.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+                warm = place_orders(client, workspace, 5)
+                wait_until(lambda: set(warm) <= completed(receiver), timeout=HEAL_SECONDS)
+                before = settled_usage(tmp_path / "var")
+                orders = place_orders(client, workspace, ORDERS_MEASURED)
+                wait_until(lambda: set(orders) <= completed(receiver), timeout=HEAL_SECONDS)
+                after = settled_usage(tmp_path / "var")
+    finally:
+        receiver.stop()
+    per_order = {part: (after.get(part, 0) - before.get(part, 0)) / ORDERS_MEASURED for part in after}
+    total = sum(per_order.values())
+    print(f"\ndisk per sandbox order: {total / 1024:.1f} KB "
+          + ", ".join(f"{part} {size / 1024:.1f} KB" for part, size in sorted(per_order.items())))
+    assert total < MAX_BYTES_PER_ORDER, per_order
+
+
+def settled_usage(data_dir: Path) -> dict[str, int]:
+    time.sleep(1.0)  # the last deliveries' records written
+    assert not any(truncate_wals(data_dir).values())
+    return disk_used(data_dir)
