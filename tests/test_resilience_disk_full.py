@@ -129,6 +129,8 @@ def run_the_reproduction(
     me = client.get("/me")  # a read: answered, its rate spend counted in memory
     assert me.status_code == 200, me.text
     assert "RateLimit-Remaining" in me.headers
+    listed = client.get("/orders")
+    assert listed.status_code == 200 and {o["id"] for o in listed.json()["data"]} >= set(orders)
     if store == "sqlite":  # a write cannot be stored: 503 with Retry-After, never 500
         assert_storage_refusal(place(client, counts(workspace, a=1)))
         assert_storage_refusal(client.put("/webhook_endpoint", json={"url": receiver.url}))
@@ -136,9 +138,13 @@ def run_the_reproduction(
         orders += place_orders(client, workspace, 1)
 
     filler.unlink()
+    freed = time.monotonic()
     wait_ready_again(served)
+    ready_after = time.monotonic() - freed
     orders += place_orders(client, workspace, 5)
     wait_until(lambda: set(orders) <= completed(receiver), timeout=HEAL_SECONDS, interval=0.2)
+    print(f"\n{store}: ready {ready_after:.1f} s after space was back, every order.completed "
+          f"delivered after {time.monotonic() - freed:.1f} s")
     wait_until(lambda: grpc_health(served) == health_pb2.HealthCheckResponse.SERVING,
                timeout=NOTICE_SECONDS, interval=0.5)
     if store == "sqlite":  # the spends counted in memory while the rate database was full

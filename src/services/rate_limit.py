@@ -12,6 +12,7 @@ times it, only for as long as the store cannot be written (docs/resilience.md).
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from typing import NamedTuple
@@ -19,6 +20,8 @@ from typing import NamedTuple
 from infra.clock import Clock
 from infra.database import Database, greatest, least
 from infra.storage_health import storage_full
+
+log = logging.getLogger(__name__)
 
 
 class RateDecision(NamedTuple):
@@ -98,9 +101,12 @@ class RateLimiter:
         except Exception as error:
             if not storage_full(error):
                 raise
+            if not self._falling_back:
+                log.warning("rate buckets cannot be written (%s); counting in memory", error)
             self._falling_back = True
             return self.fallback.spend(bucket, rate, burst, now)
         if self._falling_back:
+            log.warning("rate buckets written again; the shared allowance governs")
             self._falling_back = False
             self.fallback.forget()
         return RateDecision(bool(row["allowed"]), burst, float(row["tokens"]), rate)
