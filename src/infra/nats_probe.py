@@ -2,7 +2,7 @@
 
 Reachable is not enough: after its disk filled, a nats-server answers every client while its
 JetStream refuses (or silently fails) every write, even once space is back. The probe writes
-one message to a one-message file stream of its own, as the outbox would.
+one message to a one-message file stream of its own, as the outbox would, every few seconds.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from nats.js.errors import NotFoundError
 PROBE_STREAM = "PARTNER_API_STORAGE_PROBE"
 PROBE_SUBJECT = "partner_api.storage_probe"
 PROBE_TIMEOUT_SECONDS = 3.0
+# More than a page: a write that only fills a page the file already has succeeds on a full
+# disk, so a tiny probe said "stored" while every real message failed.
+PROBE_BYTES = 8 * 1024
 
 
 async def _store_one(url: str, timeout: float) -> None:
@@ -37,7 +40,7 @@ async def _store_one(url: str, timeout: float) -> None:
                     discard=DiscardPolicy.OLD,
                 )
             )
-        await js.publish(PROBE_SUBJECT, b"probe", timeout=timeout)
+        await js.publish(PROBE_SUBJECT, b"\0" * PROBE_BYTES, timeout=timeout)
     finally:
         await nc.close()
 

@@ -23,8 +23,8 @@ log = logging.getLogger(__name__)
 
 # How often the supervisor asks JetStream to store a message, and how long it may fail to
 # (with room on the disk) before the server is restarted.
-PROBE_EVERY_SECONDS = 5.0
-STUCK_AFTER_SECONDS = 10.0
+PROBE_EVERY_SECONDS = 2.0
+STUCK_AFTER_SECONDS = 5.0
 # Free space that counts as "space is back": restarting a server onto a full disk cures nothing.
 ROOM_BYTES = 4 * 1024 * 1024
 

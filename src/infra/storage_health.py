@@ -8,7 +8,6 @@ to a client (retry later; nothing was written), so they are recognised in one pl
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import sqlite3
@@ -24,12 +23,13 @@ SQLITE_FULL = 13
 SQLITE_IOERR_WRITE = 778
 SQLITE_IOERR_SHMSIZE = 4874
 _FULL_WORDS = ("database or disk is full", "no space left on device", "insufficient storage")
-# How long one storage failure keeps readiness down: a write that failed a moment ago will
-# fail again unless space came back, and a single success (a small write finding room in a
-# WAL file it reuses) does not prove a large one would succeed. Longer than the outbox takes
-# to fail again (a 10 s ack time-out, then 1 s), so a JetStream that keeps failing never
-# looks well in between.
-FAILURE_HOLD_SECONDS = 15.0
+# How long one failure keeps readiness down: a write that failed a moment ago will fail again
+# unless space came back, and a single success (a small write finding room in a WAL file it
+# reuses) does not prove a large one would. For NATS, longer than the outbox takes to fail
+# again (a 10 s ack time-out, then 1 s), so a JetStream that keeps failing never looks well
+# in between; its next acknowledged batch ends the hold at once (`succeeded`).
+FAILURE_HOLD_SECONDS = 5.0
+HOLD_SECONDS_BY_COMPONENT = {"nats": 15.0}
 # Room a transaction needs at least: a few WAL frames of 4 KB pages and their index.
 PROBE_BYTES = 64 * 1024
 
@@ -60,30 +60,25 @@ def _says_full(error: BaseException) -> bool:
 
 
 def room_to_write(directory: Path, size: int = PROBE_BYTES) -> str:
-    """`ok` when `size` bytes can be written (and synced) in `directory`, else why not. SQLite
-    cannot commit where this fails; a probe file is used rather than a table so the check
-    leaves nothing behind in any store."""
-    probe = directory / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+    """`ok` when the file system under `directory` is writable and has `size` bytes free for
+    this process (root may use the blocks reserved for it), else why not. Asked of the file
+    system, so the check itself writes nothing: readiness runs it every few seconds."""
     try:
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, b"\0" * size)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return "ok"
+        found = os.statvfs(directory)
     except OSError as exc:
-        return f"error: cannot write ({exc.strerror})"
-    finally:
-        with contextlib.suppress(OSError):
-            probe.unlink(missing_ok=True)
+        return f"error: {exc.strerror}"
+    if found.f_flag & os.ST_RDONLY:
+        return "error: cannot write (read-only file system)"
+    blocks = found.f_bfree if os.geteuid() == 0 else found.f_bavail
+    if blocks * found.f_frsize < size:
+        return "error: cannot write (no space left on device)"
+    return "ok"
 
 
 class StorageHealth:
     """Storage failures seen by this process, by component (`event_store`, `nats`, ...)."""
 
-    def __init__(self, hold_seconds: float = FAILURE_HOLD_SECONDS) -> None:
-        self.hold_seconds = hold_seconds
+    def __init__(self) -> None:
         self._failures: dict[str, tuple[float, str]] = {}
         self._lock = threading.Lock()
 
@@ -111,7 +106,8 @@ class StorageHealth:
     def _recent(self, component: str) -> tuple[float, str] | None:
         with self._lock:
             found = self._failures.get(component)
-        if found is None or time.monotonic() - found[0] > self.hold_seconds:
+        hold = HOLD_SECONDS_BY_COMPONENT.get(component, FAILURE_HOLD_SECONDS)
+        if found is None or time.monotonic() - found[0] > hold:
             return None
         return found
 

@@ -61,6 +61,7 @@ class OutboxPublisher:
         self._js: Any = None
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._reconnected = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
 
@@ -78,7 +79,9 @@ class OutboxPublisher:
         # Connected in the background: with NATS down the other roles of this process still
         # start (the gateway serves, /readyz says not ready) and SIGTERM still stops it; the
         # log waits in the store until NATS is back.
-        self._nc, self._js, _ = await connect_with_stream(self.settings)
+        self._nc, self._js, _ = await connect_with_stream(
+            self.settings, reconnected=self._on_reconnected
+        )
         await self._run()
 
     def _on_saved(self, _notification_id: int) -> None:
@@ -162,7 +165,11 @@ class OutboxPublisher:
         await anyio.to_thread.run_sync(self._advance, previous, position)
         return position - previous
 
+    async def _on_reconnected(self) -> None:
+        self._reconnected.set()
+
     async def _publish(self, events: list[PublicEvent]) -> None:
+        self._reconnected.clear()
         acks = [
             await self._js.publish_async(
                 subject_for(self.settings, event.org_id),
@@ -172,5 +179,26 @@ class OutboxPublisher:
             for event in events
         ]
         if acks:
-            # An ack lost on the way leaves its future pending forever: give up and republish.
-            await asyncio.wait_for(asyncio.gather(*acks), timeout=ACK_TIMEOUT_SECONDS)
+            await self._acknowledged(acks)
+
+    async def _acknowledged(self, acks: list[Any]) -> None:
+        """Every ack, or an error: a publish refused, the time-out passed (an ack lost on the
+        way leaves its future pending forever), or the connection came back after a loss (a
+        restarted server, say), which loses every ack still awaited: republish at once rather
+        than wait out the time-out."""
+        gathered = asyncio.gather(*acks)
+        gathered.add_done_callback(lambda done: done.cancelled() or done.exception())
+        cut = asyncio.ensure_future(self._reconnected.wait())
+        waiting: set[asyncio.Future[Any]] = {gathered, cut}
+        try:
+            finished, _ = await asyncio.wait(
+                waiting, timeout=ACK_TIMEOUT_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            cut.cancel()
+        if gathered in finished:
+            gathered.result()
+            return
+        gathered.cancel()
+        why = "NATS reconnected" if cut in finished else f"none in {ACK_TIMEOUT_SECONDS:.0f} s"
+        raise TimeoutError(f"JetStream acknowledgements lost: {why}")

@@ -35,14 +35,21 @@ def require_nats(settings: Settings) -> str:
     return settings.nats_url
 
 
-async def connect(settings: Settings) -> Any:
+Reconnected = Callable[[], Awaitable[None]]
+
+
+async def connect(settings: Settings, reconnected: Reconnected | None = None) -> Any:
+    """`reconnected` is awaited each time the connection is back after a loss."""
+    hooks = {"reconnected_cb": reconnected} if reconnected is not None else {}
     return await nats.connect(
-        require_nats(settings), name="partner-api-webhooks", max_reconnect_attempts=-1
+        require_nats(settings), name="partner-api-webhooks", max_reconnect_attempts=-1, **hooks
     )
 
 
 async def connect_with_stream(
-    settings: Settings, setup: Callable[[Any], Awaitable[Any]] | None = None
+    settings: Settings,
+    setup: Callable[[Any], Awaitable[Any]] | None = None,
+    reconnected: Reconnected | None = None,
 ) -> tuple[Any, Any, Any]:
     """A NATS connection, its JetStream context with the stream in place, and what `setup(js)`
     returns (a subscription, say), however long NATS takes to be reachable: the connect itself
@@ -51,7 +58,7 @@ async def connect_with_stream(
     while True:
         nc = None
         try:
-            nc = await connect(settings)
+            nc = await connect(settings, reconnected)
             js = nc.jetstream()
             await ensure_stream(js, settings)
             return nc, js, (await setup(js) if setup is not None else None)
