@@ -22,7 +22,7 @@ from infra.clock import ManualClock
 from infra.database import SQLiteDatabase
 from infra.nats_probe import jetstream_cannot_store
 from infra.storage_health import room_to_write, storage_full
-from infra.wal_checkpoints import truncate_wals
+from infra.wal_checkpoints import WalCheckpointer, truncate_wals
 from services.rate_limit import RateLimiter
 
 
@@ -87,8 +87,17 @@ def test_wal_files_are_checkpointed_and_truncated(tmp_path: Path) -> None:
     assert wal.stat().st_size > 1_000_000
     assert truncate_wals(tmp_path) == {"read.sqlite": 0}
     assert wal.stat().st_size == 0
+    with db.transaction() as cur:
+        cur.execute("INSERT INTO filler VALUES (?)", ("x" * 100_000,))
+    assert wal.stat().st_size > 0
+    every_moment = WalCheckpointer(tmp_path, every=0.05)  # as `serve` runs it, every 30 s
+    every_moment.start()
+    try:
+        wait_until(lambda: wal.stat().st_size == 0, timeout=10)
+    finally:
+        every_moment.stop()
     with db.read() as cur:  # the rows were checkpointed into the database, not lost
-        assert cur.execute("SELECT count(*) AS n FROM filler").fetchone()["n"] == 20
+        assert cur.execute("SELECT count(*) AS n FROM filler").fetchone()["n"] == 21
     db.close()
 
 
