@@ -124,6 +124,8 @@ class Settings:
     http_keep_alive_seconds: int = 5
     http_max_connections: int = 1000
     poll_interval_seconds: float = 0.05
+    # Readiness fails once events wait this long for the outbox without it moving on.
+    outbox_stuck_seconds: float = 30.0
     secret_key: str = field(default="", repr=False)
     operator_token: str = field(default="", repr=False)
     # PEM files: cert and key serve gRPC over TLS; a client CA also requires client certificates.
@@ -174,6 +176,7 @@ class Settings:
             http_keep_alive_seconds=int(env.get("PARTNER_API_HTTP_KEEP_ALIVE_SECONDS", "5")),
             http_max_connections=int(env.get("PARTNER_API_HTTP_MAX_CONNECTIONS", "1000")),
             poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),
+            outbox_stuck_seconds=float(env.get("PARTNER_API_OUTBOX_STUCK_SECONDS", "30")),
             secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
             operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
             or _secret_file(data_dir, "operator.token", "op_"),

@@ -15,6 +15,7 @@ from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.deployment import ensure_deployment_id
 from infra.sealing import Sealer
 from infra.settings import Settings
+from infra.storage_health import StorageHealth
 from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
@@ -73,6 +74,8 @@ class Container:
     sealer: Sealer
     extras: dict[str, Any] = field(default_factory=dict)
     deployment_id: str = ""  # the store's identity (infra/deployment.py)
+    # Storage failures this process saw, which readiness reports (runtime/readiness.py).
+    storage_health: StorageHealth = field(default_factory=StorageHealth)
     databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
     @classmethod

@@ -18,6 +18,8 @@ import grpc
 
 from domain.errors import DomainError
 from gateway.grpc.errors import ERROR_CODE_KEY, details_of, status_of, trailers_of
+from gateway.rest.unavailable import StorageUnavailable
+from infra.storage_health import storage_full
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,10 @@ async def _fail(context: Any, error: DomainError) -> None:
     await context.abort(status_of(error.code), details_of(error), trailing_metadata=trailers_of(error))
 
 
-async def _fail_unexpected(context: Any, method: str) -> None:
+async def _fail_unexpected(context: Any, method: str, error: Exception) -> None:
+    if storage_full(error):  # UNAVAILABLE with `service_unavailable`, as REST answers 503
+        log.warning("gRPC %s: storage full (%s)", method, error)
+        await _fail(context, StorageUnavailable())
     log.exception("gRPC %s failed", method)
     await context.abort(
         grpc.StatusCode.INTERNAL,
@@ -117,8 +122,8 @@ def _guard_unary(inner: Any, authorized: Check, method: str) -> Any:
             raise
         except DomainError as error:
             await _fail(context, error)
-        except Exception:
-            await _fail_unexpected(context, method)
+        except Exception as error:
+            await _fail_unexpected(context, method, error)
 
     return behavior
 
@@ -134,7 +139,7 @@ def _guard_stream(inner: Any, authorized: Check, method: str) -> Any:
             raise
         except DomainError as error:
             await _fail(context, error)
-        except Exception:
-            await _fail_unexpected(context, method)
+        except Exception as error:
+            await _fail_unexpected(context, method, error)
 
     return behavior

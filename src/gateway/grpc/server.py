@@ -1,6 +1,7 @@
 """The internal gRPC server: admin, audit and fulfillment services (partnerapi.v2, and the
-deprecated partnerapi.v1 names through them), the standard health service (SERVING once
-started) and server reflection, all on `settings.grpc_port`.
+deprecated partnerapi.v1 names through them), the standard health service (SERVING while
+ready as `/readyz` is, NOT_SERVING otherwise) and server reflection, all on
+`settings.grpc_port`.
 
 With `grpc_tls_cert` and `grpc_tls_key` set it serves TLS; with `grpc_tls_client_ca` too the
 handshake requires a client certificate that CA signed (mutual TLS), and such a caller needs no
@@ -9,6 +10,8 @@ operator token.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 import grpc
@@ -30,8 +33,11 @@ from partnerapi.v2 import (
     fulfillment_pb2_grpc,
 )
 from runtime.container import Container
+from runtime.readiness import readiness
 
 log = logging.getLogger(__name__)
+
+HEALTH_EVERY_SECONDS = 2.0
 
 V2_SERVICES = {
     "AdminService": admin_pb2.DESCRIPTOR.services_by_name["AdminService"],
@@ -61,6 +67,7 @@ class GrpcServer:
         self.server: grpc.aio.Server | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
+        self._following: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         settings = self.container.settings
@@ -84,8 +91,30 @@ class GrpcServer:
             raise RuntimeError(f"gRPC could not listen on {address}")
         await server.start()
         self.server = server
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        self._following = asyncio.create_task(self._follow_readiness(), name="grpc-health")
+
+    async def _set_health(self, status: health_pb2.HealthCheckResponse.ServingStatus) -> None:
         for name in ("", *SERVICE_NAMES):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+            await self.health.set(name, status)
+
+    async def _follow_readiness(self) -> None:
+        """The health service says what `/readyz` says: NOT_SERVING while the store cannot
+        write, JetStream cannot store or the outbox is stuck."""
+        serving = health_pb2.HealthCheckResponse.SERVING
+        last = serving
+        while True:
+            await asyncio.sleep(HEALTH_EVERY_SECONDS)
+            try:
+                ready, checks = await readiness(self.container)
+            except Exception:  # noqa: BLE001 - a failed check is itself not ready
+                log.warning("readiness check failed", exc_info=True)
+                ready, checks = False, {}
+            status = serving if ready else health_pb2.HealthCheckResponse.NOT_SERVING
+            if status != last:
+                log.warning("gRPC health %s: %s", "SERVING" if ready else "NOT_SERVING", checks)
+                await self._set_health(status)
+                last = status
 
     def _add_services(self, server: grpc.aio.Server) -> None:
         servicers = {
@@ -107,6 +136,10 @@ class GrpcServer:
     async def stop(self) -> None:
         if self.server is None:
             return
+        if self._following is not None:
+            self._following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._following
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace=2.0)
         self.server = None

@@ -104,6 +104,8 @@ COMMON_ERRORS = {
     "401": "unauthorized: missing, malformed or revoked key",
     "429": "rate_limited",
     "500": "internal_error: retry with backoff and keep the request id",
+    "503": "service_unavailable: the service cannot store right now (its disk is full); "
+    "nothing was written, retry after Retry-After",
 }
 WRITE_ERRORS = {
     "403": "forbidden: the key's permission preset does not allow this",
