@@ -234,6 +234,10 @@ def test_order_webhook_events(service: RunningService) -> None:
         order = placed(client, counts(new_workspace(client), a=2))
         service.wait_projections()
         events = client.get("/events", params={"per_page": 100}).json()["data"]
+        # In log order (the list is newest first), as a live order sends them.
+        assert [e["type"] for e in reversed(events)] == [
+            "order.in_progress", "order.completed", "domain.connected", "domain.connected"
+        ]
         by_type: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             by_type.setdefault(event["type"], []).append(event)
@@ -309,3 +313,26 @@ def test_a_sandbox_order_answered_by_a_process_that_died_is_still_completed(
         order = wait_order(client, order_id)
     assert order["status"] == "completed"
     assert all(d["status"] == "active" for d in order["domains"])
+
+
+def test_sandbox_and_live_orders_answer_and_notify_alike(service_factory: Any) -> None:
+    """Decisions 5: the same first answer and the same webhooks in the same order; only the
+    time to completion and the bill differ."""
+    from test_wallet_purchase import credit
+
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 100_000)
+    seen: dict[str, tuple[str, list[str]]] = {}
+    for environment in ("test", "live"):
+        with service.client(service.new_key(org, environment)) as client:
+            response = place(client, counts(new_workspace(client), a=2))
+            first = response.json()["data"]["status"]
+            assert settled(client, response)["status"] == "completed"
+            service.wait_projections()
+            events = client.get("/events", params={"per_page": 100}).json()["data"]
+            seen[environment] = (first, [e["type"] for e in reversed(events)])
+    assert seen["test"] == seen["live"] == (
+        "in_progress",
+        ["order.in_progress", "order.completed", "domain.connected", "domain.connected"],
+    )
