@@ -73,9 +73,11 @@ def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]
 
 
 def test_sandbox_order_answers_in_progress_then_completes_with_inboxes_and_dns(
-    service: RunningService,
+    service_factory: Any,
 ) -> None:
-    """Decisions 5: the sandbox answers as live does (`in_progress`), then completes at once."""
+    """Decisions 5: the sandbox answers as live does (`in_progress`), then completes at once:
+    it waits for no worker step, however long a live one takes."""
+    service = service_factory(fulfillment_step_seconds=30)
     with service.partner() as client:
         workspace = new_workspace(client)
         personas = [{"first_name": "Ann", "last_name": "Lee"}]
@@ -86,7 +88,8 @@ def test_sandbox_order_answers_in_progress_then_completes_with_inboxes_and_dns(
         assert accepted["status"] == "in_progress"
         started = time.monotonic()
         order = wait_order(client, accepted["id"])
-        assert time.monotonic() - started < 1.0, "a sandbox order waits for no worker step"
+        # Well within a second on an idle machine; the bound leaves room for a loaded one.
+        assert time.monotonic() - started < 5.0, "a sandbox order waits for no worker step"
         assert order["status"] == "completed"
         assert order["destination"]["workspace_id"] == workspace
         assert order["licenses"] == {"suite_a": 6, "suite_b": 2}
