@@ -48,6 +48,16 @@ MAX_POLL_SECONDS = 0.02
 STAMPED_POLL_SECONDS = 0.005
 
 
+PUBLISHED_LAST = frozenset({"order.completed"})
+
+
+def in_publishing_order(events: list[PublicEvent]) -> list[PublicEvent]:
+    """An order's completion goes out after its domains' events, as its lifecycle reads
+    (`order.in_progress`, `domain.connected` ..., `order.completed`); ids and the event log's
+    positions keep the mappers' order, so stored history is unchanged."""
+    return sorted(events, key=lambda event: event.type in PUBLISHED_LAST)
+
+
 class AcksStalled(Exception):
     """No ack came for ACK_STALL_SECONDS while some were still awaited."""
 
@@ -173,7 +183,7 @@ class OutboxPublisher:
             if notification.topic.rpartition(":")[2] not in MAPPERS:
                 continue  # not a public event: skip decoding it
             domain_event = mapper.to_domain_event(notification)
-            events.extend(public_events_for(domain_event, self.container.store))
+            events.extend(in_publishing_order(public_events_for(domain_event, self.container.store)))
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:
