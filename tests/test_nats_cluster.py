@@ -33,11 +33,14 @@ from chaos_support import (
     settings_of,
 )
 from conftest import drop_schema
+from nats.js.errors import NoStreamResponseError
 from nats_cluster_support import NatsCluster, ProductionShape, nats_cluster
 from webhook_receiver import Receiver, wait_until
 
+from infra.settings import Settings
 from runtime.container import Container
 from webhooks.dispatcher import CONSUMER
+from webhooks.outbox import ACK_STALL_SECONDS, AcksStalled, await_acks
 from webhooks.signing import verify_signature
 from webhooks.stream import ensure_stream
 
@@ -219,6 +222,7 @@ def test_a_dead_nats_node_loses_no_event_and_stops_no_gateway(deployment: Deploy
         wait_until(lambda: all(len(load.accepted) >= 4 for load in loads), timeout=60)
         killed_at = time.time()
         nats_nodes.kill(victim)
+        placed_before_the_kill = sum(len(load.accepted) for load in loads)
         for load in loads:
             load.join()
     finally:
@@ -226,6 +230,7 @@ def test_a_dead_nats_node_loses_no_event_and_stops_no_gateway(deployment: Deploy
 
     accepted = [order_id for load in loads for order_id in load.accepted.values()]
     assert len(set(accepted)) == 2 * ORDERS_PER_GATEWAY
+    assert placed_before_the_kill <= len(accepted) - 4  # the node died under the load
     # Every order completed and its order.completed arrived, with every public event the
     # history implies.
     events = assert_nothing_lost(
@@ -279,3 +284,36 @@ def test_a_stream_kept_at_other_replicas_is_rescaled(tmp_path: Path) -> None:
         assert scaled.config.num_replicas == 3
         assert scaled.config.subjects == [f"{stream}.events.>"]
 
+
+
+def test_nats_url_lists_a_cluster_and_replicas_are_bounded() -> None:
+    urls = Settings.from_env({"NATS_URL": "nats://a:4222, nats://b:4222,,nats://c:4222"})
+    assert urls.nats_servers == ["nats://a:4222", "nats://b:4222", "nats://c:4222"]
+    assert Settings.from_env({"NATS_URL": "nats://a:4222"}).nats_replicas == 1
+    for wrong in ("0", "6"):
+        with pytest.raises(ValueError, match="PARTNER_API_NATS_REPLICAS"):
+            Settings.from_env({"PARTNER_API_NATS_REPLICAS": wrong})
+
+
+def test_a_lost_ack_gives_the_batch_up_without_waiting_for_the_rest() -> None:
+    """An ack that never comes (lost with the stream's leader) fails the batch once no ack came
+    for ACK_STALL_SECONDS, however long the batch; a refused one fails it at once."""
+
+    async def run() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        acked, lost = loop.create_future(), loop.create_future()
+        acked.set_result("ack")
+        started = loop.time()
+        with pytest.raises(AcksStalled, match="1 of 2"):
+            await await_acks([acked, lost])
+        stalled = loop.time() - started
+        refused, pending = loop.create_future(), loop.create_future()
+        loop.call_later(0.05, refused.set_exception, NoStreamResponseError())
+        started = loop.time()
+        with pytest.raises(NoStreamResponseError):
+            await await_acks([refused, pending])
+        return stalled, loop.time() - started
+
+    stalled, refused = asyncio.run(run())
+    assert ACK_STALL_SECONDS <= stalled < ACK_STALL_SECONDS + 1.0
+    assert refused < 1.0
