@@ -33,6 +33,7 @@ from chaos_support import (
     settings_of,
 )
 from conftest import drop_schema
+from nats.js.api import ConsumerConfig
 from nats.js.errors import NoStreamResponseError
 from nats_cluster_support import NatsCluster, ProductionShape, nats_cluster
 from webhook_receiver import Receiver, wait_until
@@ -269,21 +270,32 @@ def test_a_stream_kept_at_other_replicas_is_rescaled(tmp_path: Path) -> None:
         single = settings_of(env)
         stream = single.nats_stream
 
-        async def ensure(replicas: str) -> None:
+        async def ensure(replicas: str, consumer: bool = False) -> None:
             settings = settings_of({**env, "PARTNER_API_NATS_REPLICAS": replicas})
             connection = await nats.connect(settings.nats_servers)
             try:
-                await ensure_stream(connection.jetstream(), settings)
+                js = connection.jetstream()
+                await ensure_stream(js, settings)
+                if consumer:  # as the dispatchers' would be, inheriting the stream's count
+                    await js.add_consumer(stream, ConsumerConfig(durable_name=CONSUMER))
             finally:
                 await connection.close()
 
-        asyncio.run(ensure("1"))
+        async def consumer_peers() -> int:
+            connection = await nats.connect(cluster.url.split(","))
+            try:
+                info = await connection.jetstream().consumer_info(stream, CONSUMER)
+                return 1 + len(info.cluster.replicas or [])
+            finally:
+                await connection.close()
+
+        asyncio.run(ensure("1", consumer=True))
         assert cluster.stream_info(stream).config.num_replicas == 1
         asyncio.run(ensure("3"))
         scaled = cluster.stream_info(stream)
         assert scaled.config.num_replicas == 3
         assert scaled.config.subjects == [f"{stream}.events.>"]
-
+        wait_until(lambda: asyncio.run(consumer_peers()) == 3, timeout=20, interval=0.5)
 
 
 def test_nats_url_lists_a_cluster_and_replicas_are_bounded() -> None:
