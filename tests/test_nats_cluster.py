@@ -32,7 +32,7 @@ from chaos_support import (
     send,
     settings_of,
 )
-from conftest import drop_schema
+from conftest import drop_schema, free_port, require_nats
 from nats.js.api import ConsumerConfig
 from nats.js.errors import NoStreamResponseError
 from nats_cluster_support import NatsCluster, ProductionShape, nats_cluster
@@ -43,7 +43,7 @@ from runtime.container import Container
 from webhooks.dispatcher import CONSUMER
 from webhooks.outbox import ACK_STALL_SECONDS, AcksStalled, await_acks
 from webhooks.signing import verify_signature
-from webhooks.stream import ensure_stream
+from webhooks.stream import connect, ensure_stream
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 
@@ -305,6 +305,25 @@ def test_nats_url_lists_a_cluster_and_replicas_are_bounded() -> None:
     for wrong in ("0", "6"):
         with pytest.raises(ValueError, match="PARTNER_API_NATS_REPLICAS"):
             Settings.from_env({"PARTNER_API_NATS_REPLICAS": wrong})
+
+
+def test_a_process_starts_while_a_listed_node_is_down() -> None:
+    """A role restarted while one node of NATS_URL is dead connects to another at once."""
+    live = require_nats()
+    settings = Settings.from_env({"NATS_URL": f"nats://127.0.0.1:{free_port()},{live}"})
+
+    async def connected() -> str:
+        connection = await asyncio.wait_for(connect(settings), timeout=10)
+        try:
+            return str(connection.connected_url.netloc)
+        finally:
+            await connection.close()
+
+    assert connected_url_of(asyncio.run(connected())) == connected_url_of(live)
+
+
+def connected_url_of(url: str) -> str:
+    return url.split("//", 1)[-1]
 
 
 def test_a_lost_ack_gives_the_batch_up_without_waiting_for_the_rest() -> None:
