@@ -4,8 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PROTO_FILES := $(shell find proto -name '*.proto' 2>/dev/null)
+# Node tools pinned in package.json / package-lock.json: Redocly (the OpenAPI document), buf (the protos).
+NODE_STAMP := node_modules/.installed-stamp
+REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly
+OPENAPI_DOC := var/openapi.json
 
-.PHONY: run test lint proto bench fuzz chaos install clean
+.PHONY: run test lint openapi-lint proto bench fuzz chaos install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -13,7 +17,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-install: $(STAMP)
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 proto: $(STAMP)
 	@if [ -n "$(PROTO_FILES)" ]; then \
@@ -25,9 +33,19 @@ proto: $(STAMP)
 run: $(STAMP) proto
 	PARTNER_API_STOP_WITH_PARENT=1 PARTNER_API_ALLOW_HTTP_WEBHOOKS=$${PARTNER_API_ALLOW_HTTP_WEBHOOKS:-1} $(BIN)/partner-api serve
 
-lint: $(STAMP) proto
+lint: $(STAMP) $(NODE_STAMP) proto openapi-lint
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+	node_modules/.bin/buf lint proto
+
+# The OpenAPI document, dumped by the app factory (no server), must pass openapi-spec-validator
+# and Redocly's `recommended` rules with no warning at all (Redocly fails only on errors).
+openapi-lint: $(STAMP) proto $(NODE_STAMP)
+	$(BIN)/python -m gateway.rest.openapi_export $(OPENAPI_DOC)
+	$(BIN)/openapi-spec-validator $(OPENAPI_DOC)
+	@$(REDOCLY) lint $(OPENAPI_DOC) > var/redocly.log 2>&1; status=$$?; \
+	  grep -v '[║╔╚]' var/redocly.log | grep -v '^ *$$'; \
+	  test $$status -eq 0 && ! grep -q 'You have [0-9]* warning' var/redocly.log
 
 test: $(STAMP) proto lint
 	$(BIN)/python -m pytest -n 4
@@ -47,4 +65,4 @@ fuzz: $(STAMP) proto
 	PARTNER_API_FUZZ_DEEP=1 $(BIN)/python -m pytest -p no:randomly -s tests/test_fuzz_openapi.py
 
 clean:
-	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache node_modules

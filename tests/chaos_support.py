@@ -91,7 +91,7 @@ class Cluster:
             assert process.poll() is None, f"{role} exited:\n{self.log_of(role).read_text()[-3000:]}"
             if role == "gateway":
                 try:
-                    if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                    if httpx.get(self.url + "/healthz", timeout=5.0).status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass

@@ -29,6 +29,11 @@ from runtime.serve import build_server, resolve_roles
 PG_URL = os.environ.get("PARTNER_API_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 NATS_URL = os.environ.get("PARTNER_API_TEST_NATS_URL", "nats://127.0.0.1:4222")
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# How long a test waits for something that will happen: an answer, a service starting, a
+# background step. Sized for a loaded 2-core CI machine running several test workers, where a
+# first request (the OpenAPI document is built on its first fetch) can take many seconds; a
+# wait ends as soon as the thing happens, so a generous bound costs nothing when all is well.
+PATIENCE = 120.0
 
 
 def _reachable(host: str, port: int) -> bool:
@@ -131,6 +136,7 @@ class RunningService:
     container: Container
     server: Any
     thread: threading.Thread
+    roles: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def api(self) -> str:
@@ -138,7 +144,7 @@ class RunningService:
 
     def client(self, secret: str | None = None, **kwargs: Any) -> httpx.Client:
         headers = {"Authorization": f"Bearer {secret}"} if secret else {}
-        return httpx.Client(base_url=self.api, headers=headers, timeout=10.0, **kwargs)
+        return httpx.Client(base_url=self.api, headers=headers, timeout=PATIENCE, **kwargs)
 
     def new_org(self, name: str = "Acme", **rate: Any) -> str:
         org_id: str = self.container.accounts.create_organization(name, **rate)["id"]
@@ -153,7 +159,7 @@ class RunningService:
 
     def wait_projections(self) -> None:
         head = self.container.store.recorder.max_notification_id() or 0
-        assert self.container.read_models.wait_for(head, timeout=30.0)
+        assert self.container.read_models.wait_for(head, timeout=PATIENCE)
 
 
 ServiceFactory = Callable[..., RunningService]
@@ -185,13 +191,15 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
             server, _ = build_server(container, chosen, port)
             thread = threading.Thread(target=_serve_quietly, args=(server,), daemon=True)
             thread.start()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + PATIENCE
             while not server.started and thread.is_alive():
                 if time.monotonic() > deadline:
                     raise RuntimeError("service did not start")
                 time.sleep(0.02)
             if server.started:
-                running = RunningService(f"http://127.0.0.1:{port}", container, server, thread)
+                running = RunningService(
+                    f"http://127.0.0.1:{port}", container, server, thread, list(chosen)
+                )
                 started.append(running)
                 return running
             container.close()
@@ -201,7 +209,7 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
     yield start
     for running in started:
         running.server.should_exit = True
-        running.thread.join(timeout=10)
+        running.thread.join(timeout=30)
         running.container.close()
 
 

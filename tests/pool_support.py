@@ -7,14 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from test_orders_sandbox import counts, new_workspace, place
+from conftest import PATIENCE
+from test_orders_sandbox import counts, new_workspace, place, placed
 
 
 def ordered_domains(client: httpx.Client, a: int = 2, b: int = 0) -> list[str]:
     """Names of the domains of a new completed sandbox order (suite_a first)."""
-    response = place(client, counts(new_workspace(client), a=a, b=b))
-    assert response.status_code == 201, response.text
-    order = response.json()["data"]
+    order = placed(client, counts(new_workspace(client), a=a, b=b))
     assert order["status"] == "completed", order
     return [d["domain"] for d in sorted(order["domains"], key=lambda d: d["suite"])]
 
@@ -33,7 +32,7 @@ def attach(client: httpx.Client, workspace: str, quantity: int, **extra: Any) ->
     )
 
 
-def finished(client: httpx.Client, path: str, timeout: float = 30.0) -> dict[str, Any]:
+def finished(client: httpx.Client, path: str, timeout: float = PATIENCE) -> dict[str, Any]:
     """The job at `path` once it has left `in_progress` (pool attach and release are
     asynchronous for sandbox keys too; the pool worker finishes them at once)."""
     deadline = time.monotonic() + timeout
@@ -85,7 +84,7 @@ def live_ordered_domains(
     response = place(client, counts(new_workspace(client), a=a))
     assert response.status_code == 201, response.text
     order_id = response.json()["data"]["id"]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while True:
         order = client.get(f"/orders/{order_id}").json()["data"]
         if order["status"] == "completed":
@@ -95,7 +94,7 @@ def live_ordered_domains(
         time.sleep(0.05)
 
 
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def wait_for(check: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

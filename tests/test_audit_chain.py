@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from audit_support import build_history, delete_event, tamper_event
-from conftest import RunningService, ServiceFactory
+from conftest import PATIENCE, RunningService, ServiceFactory
 from grpc_support import ROLES
 
 from audit.chain import (
@@ -22,7 +22,7 @@ def sealed(service: RunningService) -> int:
     """Wait for the audit role's follower to seal the whole log."""
     c = service.container
     head = c.store.recorder.max_notification_id() or 0
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         report = verify(c.store, c.ops_db)
         if report.sealed_through >= head:

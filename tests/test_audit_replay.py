@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from audit_support import build_history
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 
 from audit.export import export_organization
 from audit.replay import SCRATCH_PREFIX, fresh_database, replay
@@ -59,7 +59,7 @@ def test_replay_while_the_service_keeps_writing_is_identical(service: RunningSer
     try:
         for _ in range(3):
             seen = reports[-1].position if reports else head()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + PATIENCE
             while head() <= seen + 2 and time.monotonic() < deadline:  # writes under way
                 time.sleep(0.02)
             reports.append(replay(c.settings, c.store, c.read_models))

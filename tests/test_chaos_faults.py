@@ -29,7 +29,7 @@ from chaos_support import (
     register_workspace_and_webhook,
     running_cluster,
 )
-from conftest import PG_URL, RunningService, ServiceFactory
+from conftest import PATIENCE, PG_URL, RunningService, ServiceFactory
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from webhook_receiver import Receiver, wait_until
 
@@ -107,7 +107,7 @@ def test_service_recovers_when_postgres_drops_its_connections(
           f"{len(accepted)} orders, {events} webhook events, 0 lost")
 
 
-WEBHOOK_ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+WEBHOOK_ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 
 
 @pytest.fixture
@@ -138,19 +138,19 @@ def test_events_reach_a_receiver_that_was_down_for_a_while(webhooks: RunningServ
             return sum(1 for e in events if e["attempts"] and not e["attempts"][0]["succeeded"])
 
         # Each event had its first attempt refused before the receiver comes back.
-        wait_until(lambda: failed_attempts() >= 10, timeout=30)
+        wait_until(lambda: failed_attempts() >= 10, timeout=PATIENCE)
         held.close()
         second = Receiver(port=port).start()
         try:
             expected = {e["id"] for e in list_all(client, "/events")}
             assert len(expected) >= 2 * len(orders)
-            wait_until(lambda: expected <= second.event_ids(), timeout=30)
+            wait_until(lambda: expected <= second.event_ids(), timeout=PATIENCE)
 
             def all_delivered() -> bool:
                 events = list_all(client, "/events")
                 return all(e["status"] == "delivered" for e in events)
 
-            wait_until(all_delivered, timeout=30)
+            wait_until(all_delivered, timeout=PATIENCE)
         finally:
             second.stop()
     completed = {r.event["data"]["id"] for r in second.received if r.event["type"] == "order.completed"}

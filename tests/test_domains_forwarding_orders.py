@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import NEEDS_NATS, RunningService, ServiceFactory
+from conftest import NEEDS_NATS, PATIENCE, RunningService, ServiceFactory
 from test_domains_inventory import domains, forward, order
 from test_orders_live import wait_status
 from test_wallet_purchase import buy, credit
@@ -70,9 +70,9 @@ def test_live_forwarding_applies_to_a_purchased_domain(service_factory: ServiceF
             found = client.get(f"/domains/forwarding/jobs/{job['id']}").json()["data"]
             return bool(found["status"] == "completed")
 
-        wait_until(finished, timeout=30)
+        wait_until(finished, timeout=PATIENCE)
         # Still there once the purchase completes (the order's own item carries the URL).
-        done = wait_status(client, purchase["id"], "completed", timeout=30)
+        done = wait_status(client, purchase["id"], "completed", timeout=PATIENCE)
         service.wait_projections()
         shown = client.get(f"/domains/{row['id']}").json()["data"]
         assert shown["forwarding_url"] == url and shown["category"] == "inventory"

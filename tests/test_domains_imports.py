@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import httpx
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 
 from infra.clock import ManualClock
 from infra.ids import parse_id
@@ -18,7 +18,7 @@ def events_of(client: httpx.Client, type_: str) -> list[dict[str, Any]]:
 
 
 def wait_job(client: httpx.Client, job_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while True:
         job: dict[str, Any] = client.get(f"/domains/import/jobs/{job_id}").json()["data"]
         if job["status"] == status or time.monotonic() > deadline:

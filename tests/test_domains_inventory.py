@@ -7,7 +7,8 @@ import uuid
 from typing import Any
 
 import httpx
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
+from test_orders_sandbox import settled
 
 from infra.clock import ManualClock
 
@@ -26,9 +27,7 @@ def order(client: httpx.Client, **extra: Any) -> dict[str, Any]:
         **extra,
     }
     response = client.post("/orders", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
-    assert response.status_code == 201, response.text
-    placed: dict[str, Any] = response.json()["data"]
-    return placed
+    return settled(client, response)
 
 
 def domains(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:
@@ -53,7 +52,7 @@ def forward(
 
 
 def wait_for(check: Any) -> Any:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not (result := check()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return result

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from conftest import RunningService
+from conftest import PATIENCE, RunningService
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -119,7 +119,7 @@ def test_openapi_fuzz(case: schemathesis.Case, store_kind: str) -> None:
 
 
 def test_document_names_envelope_request_id_and_hidden_inputs(service: RunningService) -> None:
-    document = httpx.get(f"{service.api}/schema/openapi.json", timeout=30).json()
+    document = httpx.get(f"{service.api}/schema/openapi.json", timeout=PATIENCE).json()
     operations = {
         op["operationId"]: op
         for item in document["paths"].values()

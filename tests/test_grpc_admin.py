@@ -204,6 +204,7 @@ def test_cli_goes_through_the_running_server(service_factory: ServiceFactory, tm
     assert done.returncode == 0, done.stderr
     org = json.loads(done.stdout)
     assert org["name"] == "Remote" and org["rate_burst"] == 9 and org["rate_rps"] is None
+    assert done.stderr == f"partner-api: acted on server 127.0.0.1:{settings.grpc_port} (gRPC admin)\n"
     assert service.container.accounts.organization(org["id"]).name == "Remote"
     made = cli("key", "create", org["id"], "--env", "live", "--preset", "read")
     assert made.returncode == 0, made.stderr
@@ -240,7 +241,7 @@ def test_cli_writes_the_store_itself_only_when_no_server_listens(tmp_path: Path)
 
     server = grpc.server(ThreadPoolExecutor(2))
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
-        "partnerapi.v1.AdminService", {"CreditWallet": grpc.unary_unary_rpc_method_handler(vanish)},
+        "partnerapi.v2.AdminService", {"CreditWallet": grpc.unary_unary_rpc_method_handler(vanish)},
     )])
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()

@@ -9,7 +9,7 @@ import json
 import grpc
 import pytest
 from audit_support import build_history, tamper_event
-from conftest import ServiceFactory
+from conftest import PATIENCE, ServiceFactory
 from grpc_support import auth, grpc_service, trailer, with_channel
 
 from infra.ids import parse_id
@@ -39,7 +39,7 @@ def test_stream_events_filters_and_follows(service_factory: ServiceFactory) -> N
         )
         await asyncio.to_thread(service.container.accounts.set_rate_limit, ids["org_id"], 9.0, None)
         await asyncio.to_thread(service.container.accounts.set_rate_limit, ids["other_org"], 8.0, None)
-        live = await asyncio.wait_for(follow.read(), timeout=30)
+        live = await asyncio.wait_for(follow.read(), timeout=PATIENCE)
         follow.cancel()
         return locals()
 

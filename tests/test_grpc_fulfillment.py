@@ -13,9 +13,9 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import RunningService, ServiceFactory, free_port
-from grpc_support import auth, grpc_service, trailer, with_channel
-from test_orders_sandbox import counts, new_workspace, place
+from conftest import PATIENCE, RunningService, ServiceFactory, free_port
+from grpc_support import ROLES, auth, grpc_service, trailer, with_channel
+from test_orders_sandbox import counts, new_workspace, place, placed
 from test_wallet_purchase import buy, credit
 
 from audit.replay import replay
@@ -198,11 +198,11 @@ def test_stream_work_sends_current_work_then_follows_changes(service_factory: Se
 
     async def body(stub: Stub) -> list[Any]:
         stream = stub.StreamWork(pb.StreamWorkRequest(follow=True), metadata=md)
-        seen = [await asyncio.wait_for(stream.read(), timeout=30)]
+        seen = [await asyncio.wait_for(stream.read(), timeout=PATIENCE)]
         second, _, _ = await asyncio.to_thread(live_order, service)
-        seen.append(await asyncio.wait_for(stream.read(), timeout=30))
+        seen.append(await asyncio.wait_for(stream.read(), timeout=PATIENCE))
         await asyncio.to_thread(report, service, second, "register")
-        seen.append(await asyncio.wait_for(stream.read(), timeout=30))
+        seen.append(await asyncio.wait_for(stream.read(), timeout=PATIENCE))
         stream.cancel()
         return [*seen, second]
 
@@ -215,9 +215,9 @@ def test_stream_work_sends_current_work_then_follows_changes(service_factory: Se
 
 def burnable_domain(service_factory: ServiceFactory) -> tuple[RunningService, Any, str]:
     """A gRPC service, an operator's call metadata, and a domain of a completed order."""
-    service = grpc_service(service_factory)
+    service = grpc_service(service_factory, roles=[*ROLES, "worker"])  # completes it
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=1))
     return service, as_alice(service), order["domains"][0]["domain"]
 
 
@@ -291,7 +291,7 @@ def test_worker_holds_a_failed_step_and_resumes_after_retry(service_factory: Ser
     moving, _, _ = live_order(service)
 
     def run_until_completed(order_id: str) -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while "Completed" not in event_names(service, order_id):
             assert time.monotonic() < deadline, event_names(service, order_id)
             clock.advance(1.0)

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import httpx
-from conftest import RunningService, ServiceFactory
+from conftest import PATIENCE, RunningService, ServiceFactory
 from test_domains_inventory import domains
 from test_orders_codes_events import advance_until
 from test_orders_live import event_names, wait_status
@@ -52,7 +52,7 @@ def _next_order_domains(client: httpx.Client, workspace: str) -> dict[str, int]:
 def _registered(service: RunningService, clock: ManualClock, order_id: str) -> None:
     """Let the worker run the order's first step (`register`), and only that one."""
     clock.advance(STEP_SECONDS)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while "StepCompleted" not in event_names(service, order_id):
         assert time.monotonic() < deadline, "the register step did not run"
         time.sleep(0.02)

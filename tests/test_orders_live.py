@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from conftest import RunningService, ServiceFactory
+from conftest import PATIENCE, RunningService, ServiceFactory
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import buy, credit
 
@@ -15,7 +15,7 @@ from infra.clock import ManualClock
 from infra.ids import parse_id
 
 
-def wait_status(client: Any, order_id: str, status: str, timeout: float = 30.0) -> dict[str, Any]:
+def wait_status(client: Any, order_id: str, status: str, timeout: float = PATIENCE) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         order: dict[str, Any] = client.get(f"/orders/{order_id}").json()["data"]
@@ -61,12 +61,12 @@ def test_worker_restarted_mid_order_finishes_it_once(service_factory: ServiceFac
     credit(first, org, 10_000)
     with first.client(secret) as live:
         order = place(live, counts(new_workspace(live), a=1)).json()["data"]
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while "StepCompleted" not in event_names(first, order["id"]):
             assert time.monotonic() < deadline
             time.sleep(0.02)
     first.server.should_exit = True
-    first.thread.join(timeout=10)
+    first.thread.join(timeout=30)
     first.container.close()
 
     second = service_factory(fulfillment_step_seconds=0.05)
@@ -119,7 +119,7 @@ def test_a_live_order_is_completed_after_exactly_its_four_steps(
 
 
 def wait_for_steps(service: RunningService, order_id: str, count: int) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while event_names(service, order_id).count("StepCompleted") < count:
         assert time.monotonic() < deadline, f"step {count} never ran"
         time.sleep(0.05)

@@ -41,7 +41,7 @@ def test_a_child_ends_when_its_parent_is_killed() -> None:
     assert alive(child)
     parent.send_signal(signal.SIGKILL)
     parent.wait(timeout=10)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a loaded machine schedules the watcher late
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(child)

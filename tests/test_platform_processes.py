@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port
+from conftest import PATIENCE, free_port
+from test_orders_sandbox import wait_order
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -26,11 +27,11 @@ def cli(env: dict[str, str], *args: str) -> dict:  # type: ignore[type-arg]
 
 
 def wait_listening(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         assert process.poll() is None, "server exited"
         try:
-            if httpx.get(url + "/healthz", timeout=0.5).status_code == 200:
+            if httpx.get(url + "/healthz", timeout=5.0).status_code == 200:
                 return
         except httpx.HTTPError:
             time.sleep(0.1)
@@ -120,7 +121,7 @@ def test_embedded_nats_dies_with_a_killed_service(tmp_path: Path) -> None:
     child_pid = int(parent.stdout.readline())
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     status = process_status(child_pid)
     while status and "State:\tZ" not in status and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -227,10 +228,11 @@ def test_the_roles_decisions_names_run_every_kind_of_work(service_env: dict[str,
         order = client.post("/orders", headers={"Idempotency-Key": "six-o"}, json={
             "destination": {"workspace_id": workspace},
             "suite_a": {"domains": 1, "inboxes_per_domain": 1}}).json()["data"]
+        order = wait_order(client, order["id"])  # the worker role completes it
         swap = client.post("/swaps", json={"order_id": order["id"], "type": "standard",
                                            "domain": order["domains"][0]["domain"]}).json()
         job = client.post("/domains/import/jobs", json={"domains": ["six-roles.com"]}).json()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline:
             done = (client.get(f"/swaps/{swap['data']['id']}").json()["data"]["status"],
                     client.get(f"/domains/import/jobs/{job['data']['id']}").json()["data"]["status"])

@@ -122,7 +122,9 @@ def test_openapi_documents_the_limits(service: RunningService) -> None:
                 named = schemas.get(schema.get("$ref", "").rsplit("/", 1)[-1], schema)
                 assert named.get("additionalProperties") is False, (method, path)
     remove = document["paths"]["/partner/v1/pool/remove"]["post"]["requestBody"]
-    domains = remove["content"]["application/json"]["schema"]["properties"]["domains"]
+    ref = remove["content"]["application/json"]["schema"]["$ref"]
+    assert ref == "#/components/schemas/RemovePoolDomainsRequest"
+    domains = schemas["RemovePoolDomainsRequest"]["properties"]["domains"]
     assert (domains["minItems"], domains["maxItems"], domains["uniqueItems"]) == (1, 25, True)
     removed = document["paths"]["/partner/v1/pool/remove"]["post"]["responses"]["200"]
     envelope = schemas[removed["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]]

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from conftest import PATIENCE
+
 
 @dataclass
 class Received:
@@ -77,7 +79,7 @@ class Receiver:
             return {r.headers["Service-Event-Id"] for r in self.received}
 
 
-def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.02) -> Any:
+def wait_until(check: Callable[[], Any], timeout: float = PATIENCE, interval: float = 0.02) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         result = check()

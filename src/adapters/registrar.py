@@ -14,8 +14,10 @@ not sell it), so an availability row never shows a premium name at the standard 
 from __future__ import annotations
 
 import re
-from contextlib import suppress
 from dataclasses import dataclass
+from functools import lru_cache
+
+import idna
 
 CURRENCY = "usd"
 
@@ -46,21 +48,28 @@ PREMIUM_PRICE_FACTOR = 50
 
 
 def normalize(name: str) -> str:
-    """The name as registries know it: lower case, without the root's trailing dot (one only:
-    `a.com..` stays invalid), and an internationalized name in its ASCII (`xn--`) form, so
-    `bücher.com` and `xn--bcher-kva.com` are one name."""
-    name = name.strip().lower()
+    """The name as registries know it: without the root's trailing dot (one only: `a.com..`
+    stays invalid) and in its ASCII form under IDNA 2008 with the UTS 46 mapping, so
+    `Bücher.COM` and `xn--bcher-kva.com` are one name and `ß.com` is `xn--zca.com`. A name with
+    no such form comes back as sent (lower case), and `is_valid_name` refuses it."""
+    name = name.strip()
     if name.endswith("."):
         name = name[:-1]
-    if not name.isascii():
-        # Left as sent when it has no ASCII form: the syntax check then calls it invalid.
-        with suppress(UnicodeError):
-            ascii_form = name.encode("idna").decode("ascii")
-            # Python's codec is IDNA 2003, which maps `ß` to `ss`: a name that does not come
-            # back as sent is another name, left as sent (invalid) rather than swapped.
-            if ascii_form.encode("ascii").decode("idna") == name:
-                name = ascii_form
-    return name
+    return registry_form(name) or name.lower()
+
+
+@lru_cache(maxsize=8192)
+def registry_form(name: str) -> str | None:
+    """The A-label form registries store (IDNA 2008, UTS 46 non-transitional: `ß` stays `ß`),
+    or None when they would refuse the name: symbols such as emoji, a label that starts with a
+    combining mark, an `xn--` label that does not decode, hyphens in the 3rd and 4th place."""
+    lowered = name.lower()
+    if lowered.isascii() and "--" not in lowered and DOMAIN_NAME.match(lowered):
+        return lowered  # letters, digits and single hyphens: IDNA has nothing to change or refuse
+    try:
+        return idna.encode(name, uts46=True, transitional=False).decode("ascii")
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return None
 
 
 def tld_of(name: str) -> Tld | None:
@@ -68,7 +77,9 @@ def tld_of(name: str) -> Tld | None:
 
 
 def is_valid_name(name: str) -> bool:
-    return bool(DOMAIN_NAME.match(name))
+    """A (normalized) name a registry would accept: host-name syntax with an alphabetic TLD,
+    and already in registry form, which an `xn--` label that does not decode is not."""
+    return bool(DOMAIN_NAME.match(name)) and registry_form(name) == name
 
 
 def registry_refusal(name: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 from audit.chain import verify_and_seal
 from audit.export import export_organization
 from audit.replay import replay
+from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from projections.follower import TrackingMoved
 from runtime.container import Container
@@ -85,13 +86,33 @@ def audit_export(args: argparse.Namespace, c: Container) -> dict[str, Any]:
 
 
 def _add_audit(groups: Any) -> None:
-    audit = groups.add_parser("audit", help="replay, verify and export the event history")
-    actions = audit.add_subparsers(dest="action", required=True)
-    actions.add_parser("replay", help="rebuild every read model and compare with the live ones")
-    actions.add_parser("verify", help="check the hash chain over the stored events")
-    export = actions.add_parser("export", help="one organization's history as JSON lines")
-    export.add_argument("--org", required=True, help="org_... id")
-    export.add_argument("--output", default="-", help="file to write (default: stdout)")
+    audit = add_group(
+        groups, "audit", "replay, verify and export the event history", "partner-api audit verify"
+    )
+    add_command(
+        audit,
+        "replay",
+        "rebuild every read model from the history and compare with the live ones "
+        "(exit 1 on a difference)",
+        "partner-api audit replay",
+    )
+    add_command(
+        audit,
+        "verify",
+        "check the hash chain over the stored events (exit 1 on a changed or deleted row)",
+        "partner-api audit verify",
+    )
+    export = add_command(
+        audit,
+        "export",
+        "one organization's history as JSON lines",
+        "partner-api audit export --org org_... > acme.jsonl",
+        "partner-api audit export --org org_... --output acme.jsonl",
+    )
+    export.add_argument("--org", required=True, metavar="ORG_ID", help="org_... id")
+    export.add_argument(
+        "--output", default="-", metavar="FILE", help="file to write (default: stdout)"
+    )
 
 
 EXTENSIONS.append(_add_audit)

@@ -5,18 +5,24 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
 from services.wallet import credit
 
 
 def _parser(groups: Any) -> None:
-    wallet = groups.add_parser("wallet", help="billing wallets").add_subparsers(
-        dest="action", required=True
+    wallet = add_group(
+        groups, "wallet", "billing wallets", "partner-api wallet credit org_... 5000"
     )
-    credit_cmd = wallet.add_parser("credit", help="credit the live wallet (sandbox never bills)")
-    credit_cmd.add_argument("org_id")
-    credit_cmd.add_argument("cents", type=int)
+    credit_cmd = add_command(
+        wallet,
+        "credit",
+        "credit the live wallet (sandbox never bills)",
+        "partner-api wallet credit org_... 5000   # $50.00",
+    )
+    credit_cmd.add_argument("org_id", help="org_... id")
+    credit_cmd.add_argument("cents", type=int, help="amount in cents, at least 1")
 
 
 @command("wallet", "credit")

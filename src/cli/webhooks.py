@@ -5,17 +5,34 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
 from webhooks.endpoints import endpoints_of
 
 
 def add_parsers(groups: Any) -> None:
-    webhook = groups.add_parser("webhook").add_subparsers(dest="action", required=True)
-    set_url = webhook.add_parser("set", help="set the URL; prints the new secret once")
-    set_url.add_argument("org_id")
-    set_url.add_argument("url")
-    webhook.add_parser("rotate", help="replace the signing secret").add_argument("org_id")
+    webhook = add_group(
+        groups,
+        "webhook",
+        "an organization's webhook endpoint and signing secret",
+        "partner-api webhook set org_... https://partner.example/hooks",
+    )
+    set_url = add_command(
+        webhook,
+        "set",
+        "set the URL; prints the new signing secret once",
+        "partner-api webhook set org_... https://partner.example/hooks",
+    )
+    set_url.add_argument("org_id", help="org_... id")
+    set_url.add_argument("url", help="https URL that receives the signed events")
+    rotate = add_command(
+        webhook,
+        "rotate",
+        "replace the signing secret; prints the new one once",
+        "partner-api webhook rotate org_...",
+    )
+    rotate.add_argument("org_id", help="org_... id")
 
 
 EXTENSIONS.append(add_parsers)

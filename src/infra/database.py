@@ -18,6 +18,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from infra.wal_checkpoints import JOURNAL_SIZE_LIMIT_BYTES
+
 Row = dict[str, Any]
 
 
@@ -99,6 +101,8 @@ class SQLiteDatabase:
             conn.row_factory = _dict_factory
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute("PRAGMA busy_timeout=30000")
+            # A WAL this connection resets is cut back to this size (infra/wal_checkpoints.py).
+            conn.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT_BYTES}")
             self._local.conn = conn
         return conn
 

@@ -13,11 +13,20 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from infra.nats_probe import jetstream_cannot_store
 from infra.parent_death import die_with_parent
 
 log = logging.getLogger(__name__)
+
+# How often the supervisor asks JetStream to store a message, and how long it may fail to
+# (with room on the disk) before the server is restarted.
+PROBE_EVERY_SECONDS = 2.0
+STUCK_AFTER_SECONDS = 5.0
+# Free space that counts as "space is back": restarting a server onto a full disk cures nothing.
+ROOM_BYTES = 4 * 1024 * 1024
 
 
 def free_port() -> int:
@@ -58,6 +67,12 @@ class EmbeddedNats:
         self._stopping = threading.Event()
         self._watcher: threading.Thread | None = None
         self.restarts = 0
+        self.jetstream_error: str | None = None  # the last probe's failure, for readiness
+        self._probed_at = 0.0
+        self._failing_since: float | None = None
+        self._launched_at = 0.0
+        # When this process's outbox last failed to publish (None: not lately), if it runs here.
+        self.publish_failed_at: Callable[[], float | None] = lambda: None
 
     @property
     def url(self) -> str:
@@ -70,14 +85,18 @@ class EmbeddedNats:
         return url
 
     def _watch(self, every: float = 1.0) -> None:
-        """Start the server again, on its port and store, when it dies under the service: its
-        clients reconnect on their own, and the outbox publishes what it had not yet. Without
-        this, webhooks stopped until the whole service was restarted."""
+        """Start the server again, on its port and store, when it dies under the service or
+        its JetStream stays unable to store: its clients reconnect on their own, and the
+        outbox publishes what it had not yet. Without this, webhooks stopped until the whole
+        service was restarted."""
         wait = every
         while not self._stopping.wait(wait):
             process = self.process
-            if process is None or process.poll() is None:
+            if process is None:
+                continue
+            if process.poll() is None:
                 wait = every
+                self._check_jetstream(process)
                 continue
             log.warning("embedded nats-server exited (%s); starting it again", process.returncode)
             try:
@@ -87,10 +106,45 @@ class EmbeddedNats:
                 wait = min(wait * 2, 30.0)  # a server that cannot start is not retried in a loop
                 log.exception("embedded nats-server did not start again; retrying in %.0f s", wait)
 
+    def _check_jetstream(self, process: subprocess.Popen[bytes]) -> None:
+        """After a full disk a nats-server may keep running with a JetStream that fails every
+        write (or disabled itself) for good, even once space is back; only a restart cures
+        it. Stop such a server, once the disk has room again: `_watch` starts it anew."""
+        now = time.monotonic()
+        if now - self._probed_at < PROBE_EVERY_SECONDS:
+            return
+        self._probed_at = now
+        self.jetstream_error = jetstream_cannot_store(self.url) or self._publishes_failing()
+        if self.jetstream_error is None:
+            self._failing_since = None
+            return
+        self._failing_since = self._failing_since or now
+        stuck = time.monotonic() - self._failing_since >= STUCK_AFTER_SECONDS
+        if stuck and self._disk_has_room() and not self._stopping.is_set():
+            log.warning(
+                "embedded nats-server's JetStream cannot store (%s) for %.0f s with room on "
+                "the disk; restarting it", self.jetstream_error, now - self._failing_since,
+            )
+            self._failing_since = None
+            _stop_process(process)
+
+    def _publishes_failing(self) -> str | None:
+        """A stream whose store failed a write stays broken while the server's other streams
+        (the probe's) work again: the outbox's failures to publish, since this server started,
+        tell of it."""
+        failed_at = self.publish_failed_at()
+        if failed_at is not None and failed_at > self._launched_at:
+            return "the outbox's publishes fail"
+        return None
+
+    def _disk_has_room(self) -> bool:
+        return shutil.disk_usage(self.store_dir).free >= ROOM_BYTES
+
     def _launch(self) -> str:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.store_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
         binary = find_nats_server()
+        self._launched_at = time.monotonic()
         storage = (["-c", str(self._write_config())] if _syncs_every_write(binary)
                    else ["-js", "-sd", str(self.store_dir)])
         self.process = subprocess.Popen(
@@ -132,8 +186,15 @@ class EmbeddedNats:
         if self._watcher is not None:
             self._watcher.join(timeout=5)
         if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+            _stop_process(self.process)
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (nats-server flushes its store), SIGKILL if it does not exit within 5 s (a
+    server stopped with SIGSTOP, say, never handles the SIGTERM)."""
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)

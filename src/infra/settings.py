@@ -118,7 +118,14 @@ class Settings:
     default_rate_rps: float = 10.0
     default_rate_burst: int = 600
     max_body_bytes: int = 1024 * 1024
+    # What one HTTP client may make the edge wait for or hold (runtime/http_edge.py).
+    http_head_timeout_seconds: float = 10.0
+    http_body_timeout_seconds: float = 30.0
+    http_keep_alive_seconds: int = 5
+    http_max_connections: int = 1000
     poll_interval_seconds: float = 0.05
+    # Readiness fails once events wait this long for the outbox without it moving on.
+    outbox_stuck_seconds: float = 30.0
     secret_key: str = field(default="", repr=False)
     operator_token: str = field(default="", repr=False)
     # PEM files: cert and key serve gRPC over TLS; a client CA also requires client certificates.
@@ -164,7 +171,12 @@ class Settings:
             public_url=(env.get("PARTNER_API_PUBLIC_URL") or "").rstrip("/") or None,
             default_rate_rps=float(env.get("PARTNER_API_DEFAULT_RATE_RPS", "10")),
             default_rate_burst=int(env.get("PARTNER_API_DEFAULT_RATE_BURST", "600")),
+            http_head_timeout_seconds=float(env.get("PARTNER_API_HTTP_HEAD_TIMEOUT_SECONDS", "10")),
+            http_body_timeout_seconds=float(env.get("PARTNER_API_HTTP_BODY_TIMEOUT_SECONDS", "30")),
+            http_keep_alive_seconds=int(env.get("PARTNER_API_HTTP_KEEP_ALIVE_SECONDS", "5")),
+            http_max_connections=int(env.get("PARTNER_API_HTTP_MAX_CONNECTIONS", "1000")),
             poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),
+            outbox_stuck_seconds=float(env.get("PARTNER_API_OUTBOX_STUCK_SECONDS", "30")),
             secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
             operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
             or _secret_file(data_dir, "operator.token", "op_"),

@@ -12,8 +12,10 @@ import psycopg
 
 from infra.clock import Clock, SystemClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.deployment import ensure_deployment_id
 from infra.sealing import Sealer
 from infra.settings import Settings
+from infra.storage_health import StorageHealth
 from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
@@ -71,6 +73,9 @@ class Container:
     idempotency: IdempotencyStore
     sealer: Sealer
     extras: dict[str, Any] = field(default_factory=dict)
+    deployment_id: str = ""  # the store's identity (infra/deployment.py)
+    # Storage failures this process saw, which readiness reports (runtime/readiness.py).
+    storage_health: StorageHealth = field(default_factory=StorageHealth)
     databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
     @classmethod
@@ -97,6 +102,7 @@ class Container:
             idempotency=IdempotencyStore(ops_db, clock),
             sealer=Sealer(settings.secret_key),
             databases=list({id(db): db for db in (read_db, ops_db, rate_db)}.values()),
+            deployment_id=ensure_deployment_id(ops_db),
         )
 
     def close(self) -> None:

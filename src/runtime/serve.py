@@ -23,9 +23,12 @@ from litestar import Litestar
 from gateway.rest import metrics
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
+from infra.deployment import store_label
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
+from infra.wal_checkpoints import WalCheckpointer
 from runtime.container import Container
+from runtime.http_edge import EdgeLimits, bounded_protocol
 from runtime.plugins import load_roles
 from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
 
@@ -58,8 +61,12 @@ class RunningRoles:
         self.announce: str | None = None  # printed once the roles run and the port listens
         self.server: uvicorn.Server | None = None  # the one whose port the announce names
         self._announcing: asyncio.Task[None] | None = None
+        settings = container.settings
+        self.checkpoints = None if settings.database_url else WalCheckpointer(settings.data_dir)
 
     async def start(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.start()
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)
@@ -78,6 +85,8 @@ class RunningRoles:
             self._announcing.cancel()
         for role in reversed(self.roles):
             await role.stop()
+        if self.checkpoints is not None:
+            self.checkpoints.stop()
 
     @asynccontextmanager
     async def lifespan(self, _: Litestar) -> AsyncIterator[None]:
@@ -93,6 +102,7 @@ def build_server(
 ) -> tuple[uvicorn.Server, RunningRoles]:
     running = RunningRoles(container, roles)
     app = create_app(container, lifespans=[running.lifespan])
+    limits = EdgeLimits.of(container.settings)
     config = uvicorn.Config(
         app,
         host=container.settings.host,
@@ -101,7 +111,8 @@ def build_server(
         access_log=False,
         lifespan="on",
         loop="uvloop",
-        http="httptools",
+        http=bounded_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_timeout,
     )
     running.server = uvicorn.Server(config)
     return running.server, running
@@ -134,7 +145,7 @@ def serve(requested: list[str] | None, workers: int = 1, clock: Clock | None = N
             # The same loop uvicorn picks for its own runs (loop="uvloop" below): this process
             # runs the server itself, so it has to choose the loop.
             with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                runner.run(_serve_single(settings, roles, clock))
+                runner.run(_serve_single(settings, roles, clock, nats))
     finally:
         if nats:
             nats.stop()
@@ -160,8 +171,17 @@ def _refuse_taken_ports(settings: Settings, roles: list[str]) -> None:
                 raise SystemExit(f"partner-api serve: {what} port {where}: {exc.strerror}") from None
 
 
-async def _serve_single(settings: Settings, roles: list[str], clock: Clock | None) -> None:
+async def _serve_single(
+    settings: Settings, roles: list[str], clock: Clock | None, nats: EmbeddedNats | None = None
+) -> None:
     container = Container.build(settings, clock)
+    # Like every CLI command, one stderr line names the store; once it opened, so that a
+    # store it cannot reach stays a one-line failure.
+    where = f"{store_label(settings)} (deployment {container.deployment_id})"
+    print(f"partner-api: serving store {where}", file=sys.stderr, flush=True)
+    if nats is not None:
+        container.extras["embedded_nats"] = nats  # readiness reads its JetStream probe
+        nats.publish_failed_at = lambda: container.storage_health.failed_at("nats")
     try:
         if GATEWAY in roles:
             server, running = build_server(container, roles)
@@ -225,6 +245,9 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
             workers=workers,
             log_level="warning",
             access_log=False,
+            # By its path: each worker process reads the limits from the environment.
+            http="runtime.http_edge:BoundedHttpToolsProtocol",
+            timeout_keep_alive=settings.http_keep_alive_seconds,
         )
     finally:
         shutil.rmtree(counts, ignore_errors=True)

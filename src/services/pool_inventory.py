@@ -51,6 +51,8 @@ def pool_names(sent: list[str]) -> list[str]:
         name = registrar.normalize(value)
         if not name:
             raise invalid("A domain must not be empty.", f"domains[{index}]")
+        if not registrar.is_valid_name(name):
+            raise invalid(f"'{value}' is not a valid domain name.", f"domains[{index}]")
         if name in names:
             # Uniqueness is a rule of the list (spec 4.1), so the list is the field at fault.
             raise DomainError(

@@ -14,9 +14,12 @@ import logging
 from typing import Any
 
 import anyio
+import nats.errors
 
+from infra.storage_health import storage_full
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
 from runtime.container import Container
+from runtime.readiness import OUTBOX_TRACKING
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
@@ -31,7 +34,7 @@ from webhooks.stream import (
 
 log = logging.getLogger(__name__)
 
-TRACKING_NAME = "webhook_outbox"
+TRACKING_NAME = OUTBOX_TRACKING
 BATCH_SIZE = 500
 # Acks stream back in milliseconds, fsynced or not; none for this long means they were lost
 # with a server or the stream's leader (an election follows): republish rather than wait.
@@ -43,6 +46,16 @@ MAX_POLL_SECONDS = 0.02
 # microseconds) and reads only after a commit: polling this often costs next to nothing and
 # takes ~8 ms off the average lag.
 STAMPED_POLL_SECONDS = 0.005
+
+
+PUBLISHED_LAST = frozenset({"order.completed"})
+
+
+def in_publishing_order(events: list[PublicEvent]) -> list[PublicEvent]:
+    """An order's completion goes out after its domains' events, as its lifecycle reads
+    (`order.in_progress`, `domain.connected` ..., `order.completed`); ids and the event log's
+    positions keep the mappers' order, so stored history is unchanged."""
+    return sorted(events, key=lambda event: event.type in PUBLISHED_LAST)
 
 
 class AcksStalled(Exception):
@@ -150,8 +163,9 @@ class OutboxPublisher:
                     leaderless.failed(error)
                     drained_at = None
                     await asyncio.sleep(NO_LEADER_RETRY_SECONDS)
-                except Exception:
+                except Exception as error:
                     log.exception("outbox publish failed; retrying")
+                    self._record_failure(error)
                     drained_at = None
                     await asyncio.sleep(1.0)
             if not published:
@@ -160,6 +174,11 @@ class OutboxPublisher:
                     async with asyncio.timeout(poll):
                         await self._wake.wait()
                 self._wake.clear()
+
+    def _record_failure(self, error: Exception) -> None:
+        """For readiness: a full disk under our own store (the position not written)."""
+        if storage_full(error) and not isinstance(error, nats.errors.Error):
+            self.container.storage_health.failed("event_store", error)
 
     def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:
         previous = tracked_position(self.db, TRACKING_NAME)
@@ -174,7 +193,7 @@ class OutboxPublisher:
             if notification.topic.rpartition(":")[2] not in MAPPERS:
                 continue  # not a public event: skip decoding it
             domain_event = mapper.to_domain_event(notification)
-            events.extend(public_events_for(domain_event, self.container.store))
+            events.extend(in_publishing_order(public_events_for(domain_event, self.container.store)))
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:
@@ -186,6 +205,17 @@ class OutboxPublisher:
         previous, position, events = await anyio.to_thread.run_sync(self._read_batch)
         if position == previous:
             return 0
+        try:
+            await self._publish(events)
+        except Exception as error:
+            # For readiness, and the embedded server's supervisor: JetStream cannot store.
+            self.container.storage_health.failed("nats", error)
+            raise
+        self.container.storage_health.succeeded("nats")
+        await anyio.to_thread.run_sync(self._advance, previous, position)
+        return position - previous
+
+    async def _publish(self, events: list[PublicEvent]) -> None:
         acks: list[asyncio.Future[Any]] = []
         try:
             for event in events:
@@ -204,6 +234,4 @@ class OutboxPublisher:
             # next publish would wait for good.
             for ack in acks:
                 ack.cancel()
-        await anyio.to_thread.run_sync(self._advance, previous, position)
-        return position - previous
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from infra.clock import iso
-from partnerapi.v1 import admin_pb2, admin_pb2_grpc
+from partnerapi.v2 import admin_pb2, admin_pb2_grpc
 from projections.api_keys import keys_of
 from runtime.container import Container
 from services.accounts import IssuedKey
@@ -44,18 +44,22 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     def __init__(self, container: Container) -> None:
         self.c = container
 
+    async def GetDeployment(self, request: Any, context: Any) -> Any:
+        return admin_pb2.GetDeploymentResponse(deployment_id=self.c.deployment_id)
+
     async def CreateOrganization(self, request: Any, context: Any) -> Any:
         described = await anyio.to_thread.run_sync(
             lambda: self.c.accounts.create_organization(
                 request.name, _optional(request, "rate_rps"), _optional(request, "rate_burst")
             )
         )
-        return _organization(described)
+        return admin_pb2.CreateOrganizationResponse(organization=_organization(described))
 
     async def GetOrganization(self, request: Any, context: Any) -> Any:
         accounts = self.c.accounts
         org = await anyio.to_thread.run_sync(accounts.organization, request.org_id)
-        return _organization(accounts.describe_organization(org))
+        described = accounts.describe_organization(org)
+        return admin_pb2.GetOrganizationResponse(organization=_organization(described))
 
     async def SetRateLimit(self, request: Any, context: Any) -> Any:
         described = await anyio.to_thread.run_sync(
@@ -63,7 +67,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
                 request.org_id, _optional(request, "rate_rps"), _optional(request, "rate_burst")
             )
         )
-        return _organization(described)
+        return admin_pb2.SetRateLimitResponse(organization=_organization(described))
 
     async def ListApiKeys(self, request: Any, context: Any) -> Any:
         def load() -> list[dict[str, Any]]:
@@ -92,25 +96,27 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         issued = await anyio.to_thread.run_sync(
             self.c.accounts.create_key, request.org_id, request.environment, request.preset
         )
-        return _issued(issued)
+        return admin_pb2.CreateApiKeyResponse(key=_issued(issued))
 
     async def RotateApiKey(self, request: Any, context: Any) -> Any:
         issued = await anyio.to_thread.run_sync(self.c.accounts.rotate_key, request.key_id)
-        return _issued(issued, replaces=request.key_id)
+        return admin_pb2.RotateApiKeyResponse(key=_issued(issued, replaces=request.key_id))
 
     async def RevokeApiKey(self, request: Any, context: Any) -> Any:
         revoked = await anyio.to_thread.run_sync(self.c.accounts.revoke_key, request.key_id)
-        return admin_pb2.RevokedApiKey(id=str(revoked["id"]), revoked=bool(revoked["revoked"]))
+        return admin_pb2.RevokeApiKeyResponse(
+            id=str(revoked["id"]), revoked=bool(revoked["revoked"])
+        )
 
     async def CreditWallet(self, request: Any, context: Any) -> Any:
         balance = await anyio.to_thread.run_sync(
             credit, self.c, request.org_id, int(request.amount_cents)
         )
-        return admin_pb2.WalletBalance(
+        return admin_pb2.CreditWalletResponse(
             org_id=balance["org_id"], balance_cents=int(balance["balance_cents"])
         )
 
     async def SetWebhookEndpoint(self, request: Any, context: Any) -> Any:
         endpoints = endpoints_of(self.c)
         endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, request.url)
-        return admin_pb2.WebhookEndpoint(url=endpoint["url"], secret=endpoint["secret"])
+        return admin_pb2.SetWebhookEndpointResponse(url=endpoint["url"], secret=endpoint["secret"])

@@ -14,7 +14,7 @@ from audit.records import EventRecord, Owners, describe, history, parse_aggregat
 from audit.replay import replay
 from domain.errors import NotFound, invalid
 from infra.ids import parse_id
-from partnerapi.v1 import audit_pb2, audit_pb2_grpc
+from partnerapi.v2 import audit_pb2, audit_pb2_grpc
 from runtime.container import Container
 
 BATCH = 500
@@ -76,8 +76,8 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         position = max(0, int(request.after_position))
         while True:
             matched, reached = await anyio.to_thread.run_sync(self._batch, position, admits, owners)
-            for message in matched:
-                yield message
+            for event in matched:
+                yield audit_pb2.StreamEventsResponse(event=event)
             if reached == position:
                 if not request.follow:
                     return

@@ -1,6 +1,7 @@
 """The CLI's way to a running server: org, key, wallet and webhook commands go through the
 AdminService when one answers on the configured port with our operator token; otherwise the
-CLI writes to the store directly (decisions.md section 2)."""
+CLI acts on the store directly (decisions.md section 2), but never while a server of another
+deployment answers there (`check_same_deployment`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import grpc
 
 from domain.errors import DomainError
 from gateway.grpc.errors import error_from
+from infra.deployment import store_label, stored_deployment_id
 from infra.settings import Settings, host_port
-from partnerapi.v1 import admin_pb2, admin_pb2_grpc
+from partnerapi.v2 import admin_pb2, admin_pb2_grpc
 
 TIMEOUT_SECONDS = 30.0
 CONNECT_SECONDS = 1.0
@@ -35,7 +37,7 @@ def _org_create(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
         request.rate_rps = args.rate_rps
     if args.rate_burst is not None:
         request.rate_burst = args.rate_burst
-    org = stub.CreateOrganization(request, **_call_options(args))
+    org = stub.CreateOrganization(request, **_call_options(args)).organization
     return {"id": org.id, "name": org.name, **_rate(org)}
 
 
@@ -45,7 +47,7 @@ def _org_rate_limit(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
         request.rate_rps = args.rate_rps
     if args.rate_burst is not None:
         request.rate_burst = args.rate_burst
-    org = stub.SetRateLimit(request, **_call_options(args))
+    org = stub.SetRateLimit(request, **_call_options(args)).organization
     return {"id": org.id, "name": org.name, **_rate(org)}
 
 
@@ -53,7 +55,7 @@ def _key_create(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
     request = admin_pb2.CreateApiKeyRequest(
         org_id=args.org_id, environment=args.env, preset=args.preset
     )
-    key = stub.CreateApiKey(request, **_call_options(args))
+    key = stub.CreateApiKey(request, **_call_options(args)).key
     return {
         "id": key.id,
         "secret": key.secret,
@@ -64,12 +66,14 @@ def _key_create(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _key_rotate(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
-    key = stub.RotateApiKey(admin_pb2.RotateApiKeyRequest(key_id=args.key_id), **_call_options(args))
+    request = admin_pb2.RotateApiKeyRequest(key_id=args.key_id)
+    key = stub.RotateApiKey(request, **_call_options(args)).key
     return {"id": key.id, "secret": key.secret, "replaces": key.replaces}
 
 
 def _key_revoke(stub: Any, args: argparse.Namespace) -> dict[str, Any]:
-    done = stub.RevokeApiKey(admin_pb2.RevokeApiKeyRequest(key_id=args.key_id), **_call_options(args))
+    request = admin_pb2.RevokeApiKeyRequest(key_id=args.key_id)
+    done = stub.RevokeApiKey(request, **_call_options(args))
     return {"id": done.id, "revoked": done.revoked}
 
 
@@ -159,3 +163,38 @@ def _listening(settings: Settings) -> bool:
             return True
     except OSError:
         return False
+
+
+class AnotherDeployment(Exception):
+    """A gRPC server answers on the configured port for another store than the configured one."""
+
+
+def check_same_deployment(settings: Settings) -> None:
+    """Raise AnotherDeployment unless the configured store may be used directly: nothing
+    listens on the gRPC port, what listens speaks no gRPC, or the server there reports the
+    configured store's own deployment id (a server of this deployment running beside us)."""
+    if not _listening(settings):
+        return
+    target = target_of(settings)
+    with grpc.insecure_channel(target) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+        except grpc.FutureTimeoutError:
+            return  # no gRPC server there (TLS-only, or not ours)
+        stub = admin_pb2_grpc.AdminServiceStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            served = stub.GetDeployment(admin_pb2.GetDeploymentRequest(), timeout=TIMEOUT_SECONDS)
+        except grpc.RpcError as failure:
+            raise AnotherDeployment(
+                f"refusing to act on store {store_label(settings)}: the gRPC server on {target} "
+                f"does not say which deployment it serves ({failure.code().name}); point "
+                "PARTNER_API_GRPC_PORT at this store's own server"
+            ) from None
+    ours = stored_deployment_id(settings)
+    if served.deployment_id != ours:
+        raise AnotherDeployment(
+            f"refusing to act on store {store_label(settings)}: the server on {target} serves "
+            f"another deployment ({served.deployment_id}; this store: {ours or 'not created'}); "
+            "point PARTNER_API_DATA_DIR or PARTNER_API_DATABASE_URL at its store, or "
+            "PARTNER_API_GRPC_PORT at this store's own server"
+        )

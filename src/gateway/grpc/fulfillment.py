@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from gateway.grpc.interceptor import operator_of
-from partnerapi.v1 import fulfillment_pb2, fulfillment_pb2_grpc
+from partnerapi.v2 import fulfillment_pb2, fulfillment_pb2_grpc
 from runtime.container import Container
 from services import fulfillment_reports as reports
 from services.fulfillment_work import list_work, work_changes, work_position
@@ -69,7 +69,7 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
             )
         )
         for item in current:
-            yield work_item(item)
+            yield fulfillment_pb2.StreamWorkResponse(item=work_item(item))
         while request.follow:
             changed, reached = await anyio.to_thread.run_sync(
                 partial(
@@ -81,7 +81,7 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
                 )
             )
             for item in changed:
-                yield work_item(item)
+                yield fulfillment_pb2.StreamWorkResponse(item=work_item(item))
             if reached == position:
                 await asyncio.sleep(self.c.settings.poll_interval_seconds)
             position = reached
@@ -101,7 +101,7 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
                 request_id=request.request_id,
             )
         )
-        return operator_report(view)
+        return fulfillment_pb2.ReportStepResponse(report=operator_report(view))
 
     async def RetryStep(self, request: Any, context: Any) -> Any:
         view = await anyio.to_thread.run_sync(
@@ -114,7 +114,7 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
                 request_id=request.request_id,
             )
         )
-        return operator_report(view)
+        return fulfillment_pb2.RetryStepResponse(report=operator_report(view))
 
     async def MarkDomainBurned(self, request: Any, context: Any) -> Any:
         view = await anyio.to_thread.run_sync(
@@ -127,4 +127,4 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
                 request_id=request.request_id,
             )
         )
-        return operator_report(view)
+        return fulfillment_pb2.MarkDomainBurnedResponse(report=operator_report(view))

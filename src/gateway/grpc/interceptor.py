@@ -1,8 +1,10 @@
 """One interceptor for every internal service: the caller's credentials, then error mapping.
 
-Health and reflection stay open, as probes and `grpcurl list` expect; every other method needs
-metadata `authorization: Bearer <operator token>` or, when the server requires client
-certificates (mutual TLS), a certificate the configured client CA signed.
+Health and reflection stay open, as probes and `buf curl --list-services` expect, and so does
+AdminService.GetDeployment (the CLI asks it before acting on a store of its own, whatever token
+it holds). Every other method needs metadata `authorization: Bearer <operator token>` or, when
+the server requires client certificates (mutual TLS), a certificate the configured client CA
+signed.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ import grpc
 
 from domain.errors import DomainError
 from gateway.grpc.errors import ERROR_CODE_KEY, details_of, status_of, trailers_of
+from gateway.rest.unavailable import StorageUnavailable
+from infra.storage_health import storage_full
 
 log = logging.getLogger(__name__)
 
-OPEN_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+OPEN_SERVICES = (
+    "/grpc.health.v1.Health/",
+    "/grpc.reflection.",
+    "/partnerapi.v2.AdminService/GetDeployment",
+)
 OPERATOR_KEY = "x-operator"
 
 
@@ -48,7 +56,10 @@ async def _fail(context: Any, error: DomainError) -> None:
     await context.abort(status_of(error.code), details_of(error), trailing_metadata=trailers_of(error))
 
 
-async def _fail_unexpected(context: Any, method: str) -> None:
+async def _fail_unexpected(context: Any, method: str, error: Exception) -> None:
+    if storage_full(error):  # UNAVAILABLE with `service_unavailable`, as REST answers 503
+        log.warning("gRPC %s: storage full (%s)", method, error)
+        await _fail(context, StorageUnavailable())
     log.exception("gRPC %s failed", method)
     await context.abort(
         grpc.StatusCode.INTERNAL,
@@ -111,8 +122,8 @@ def _guard_unary(inner: Any, authorized: Check, method: str) -> Any:
             raise
         except DomainError as error:
             await _fail(context, error)
-        except Exception:
-            await _fail_unexpected(context, method)
+        except Exception as error:
+            await _fail_unexpected(context, method, error)
 
     return behavior
 
@@ -128,7 +139,7 @@ def _guard_stream(inner: Any, authorized: Check, method: str) -> Any:
             raise
         except DomainError as error:
             await _fail(context, error)
-        except Exception:
-            await _fail_unexpected(context, method)
+        except Exception as error:
+            await _fail_unexpected(context, method, error)
 
     return behavior

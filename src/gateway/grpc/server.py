@@ -1,5 +1,7 @@
-"""The internal gRPC server: admin, audit and fulfillment services, the standard
-health service (SERVING once started) and server reflection, all on `settings.grpc_port`.
+"""The internal gRPC server: admin, audit and fulfillment services (partnerapi.v2, and the
+deprecated partnerapi.v1 names through them), the standard health service (SERVING while
+ready as `/readyz` is, NOT_SERVING otherwise) and server reflection, all on
+`settings.grpc_port`.
 
 With `grpc_tls_cert` and `grpc_tls_key` set it serves TLS; with `grpc_tls_client_ca` too the
 handshake requires a client certificate that CA signed (mutual TLS), and such a caller needs no
@@ -8,6 +10,8 @@ operator token.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 
 import grpc
@@ -15,11 +19,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
+from gateway.grpc.deprecated_v1 import V1_SERVICE_NAMES, v1_handlers
 from gateway.grpc.fulfillment import FulfillmentServicer
 from gateway.grpc.interceptor import OperatorInterceptor
 from gateway.grpc.reflection import enable_reflection
 from infra.settings import Settings, host_port
-from partnerapi.v1 import (
+from partnerapi.v2 import (
     admin_pb2,
     admin_pb2_grpc,
     audit_pb2,
@@ -28,14 +33,18 @@ from partnerapi.v1 import (
     fulfillment_pb2_grpc,
 )
 from runtime.container import Container
+from runtime.readiness import readiness
 
 log = logging.getLogger(__name__)
 
-SERVICE_NAMES = (
-    admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
-    audit_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
-    fulfillment_pb2.DESCRIPTOR.services_by_name["FulfillmentService"].full_name,
-)
+HEALTH_EVERY_SECONDS = 2.0
+
+V2_SERVICES = {
+    "AdminService": admin_pb2.DESCRIPTOR.services_by_name["AdminService"],
+    "AuditService": audit_pb2.DESCRIPTOR.services_by_name["AuditService"],
+    "FulfillmentService": fulfillment_pb2.DESCRIPTOR.services_by_name["FulfillmentService"],
+}
+SERVICE_NAMES = (*(service.full_name for service in V2_SERVICES.values()), *V1_SERVICE_NAMES)
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
@@ -58,6 +67,7 @@ class GrpcServer:
         self.server: grpc.aio.Server | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
+        self._following: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         settings = self.container.settings
@@ -69,15 +79,7 @@ class GrpcServer:
             trust_client_certificates=settings.grpc_tls_client_ca is not None,
         )
         server = grpc.aio.server(interceptors=[interceptor])
-        admin_pb2_grpc.add_AdminServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            AdminServicer(self.container), server
-        )
-        audit_pb2_grpc.add_AuditServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            AuditServicer(self.container), server
-        )
-        fulfillment_pb2_grpc.add_FulfillmentServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            FulfillmentServicer(self.container), server
-        )
+        self._add_services(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), server)
         address = host_port(settings.host, settings.grpc_port)
@@ -89,12 +91,55 @@ class GrpcServer:
             raise RuntimeError(f"gRPC could not listen on {address}")
         await server.start()
         self.server = server
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        self._following = asyncio.create_task(self._follow_readiness(), name="grpc-health")
+
+    async def _set_health(self, status: health_pb2.HealthCheckResponse.ServingStatus) -> None:
         for name in ("", *SERVICE_NAMES):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+            await self.health.set(name, status)
+
+    async def _follow_readiness(self) -> None:
+        """The health service says what `/readyz` says: NOT_SERVING while the store cannot
+        write, JetStream cannot store or the outbox is stuck."""
+        serving = health_pb2.HealthCheckResponse.SERVING
+        last = serving
+        while True:
+            await asyncio.sleep(HEALTH_EVERY_SECONDS)
+            try:
+                ready, checks = await readiness(self.container)
+            except Exception:  # noqa: BLE001 - a failed check is itself not ready
+                log.warning("readiness check failed", exc_info=True)
+                ready, checks = False, {}
+            status = serving if ready else health_pb2.HealthCheckResponse.NOT_SERVING
+            if status != last:
+                log.warning("gRPC health %s: %s", "SERVING" if ready else "NOT_SERVING", checks)
+                await self._set_health(status)
+                last = status
+
+    def _add_services(self, server: grpc.aio.Server) -> None:
+        servicers = {
+            "AdminService": AdminServicer(self.container),
+            "AuditService": AuditServicer(self.container),
+            "FulfillmentService": FulfillmentServicer(self.container),
+        }
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["AdminService"], server
+        )
+        audit_pb2_grpc.add_AuditServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["AuditService"], server
+        )
+        fulfillment_pb2_grpc.add_FulfillmentServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            servicers["FulfillmentService"], server
+        )
+        server.add_generic_rpc_handlers(v1_handlers(servicers, V2_SERVICES))
 
     async def stop(self) -> None:
         if self.server is None:
             return
+        if self._following is not None:
+            self._following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._following
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace=2.0)
         self.server = None

@@ -12,11 +12,13 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
 from gateway.rest.allow_header import correct_allow_header
+from gateway.rest.api_page import api_page, api_page_assets
 from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
 from gateway.rest.health import healthz, metrics_endpoint, readyz
 from gateway.rest.me import ME_PATH, serve_me
-from gateway.rest.openapi_docs import PartnerOpenAPIJson, PartnerSwagger
+from gateway.rest.openapi_docs import PartnerOpenAPIJson
+from gateway.rest.openapi_info import CONTACT, DESCRIPTION, LICENSE, TAGS
 from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
@@ -24,6 +26,7 @@ from gateway.rest.strict_bodies import request_rules
 from runtime.container import Container
 
 BASE_PATH = "/partner/v1"
+SCHEMA_PATH = f"{BASE_PATH}/schema"
 Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
 
 
@@ -31,9 +34,13 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Partner Provisioning API",
         version="1.0.0",
-        path=f"{BASE_PATH}/schema",
+        description=DESCRIPTION,
+        contact=CONTACT,
+        license=LICENSE,
+        tags=TAGS,
+        path=SCHEMA_PATH,
         render_plugins=[
-            PartnerSwagger(BASE_PATH, path="/"),
+            api_page(BASE_PATH, SCHEMA_PATH),
             PartnerOpenAPIJson(BASE_PATH, path="/openapi.json"),
         ],
         components=Components(
@@ -63,6 +70,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
             readyz,
             metrics_endpoint,
             PortalController,
+            api_page_assets(SCHEMA_PATH),
             *extra_routes,
         ],
         exception_handlers={Exception: handle_exception},

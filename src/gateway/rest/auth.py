@@ -65,6 +65,8 @@ def authorize(container: Any, scope: Any) -> tuple[Principal, list[tuple[bytes, 
     rate = principal.rate_rps or container.settings.default_rate_rps
     burst = principal.rate_burst or container.settings.default_rate_burst
     decision = container.rate_limiter.spend(bucket, rate, burst)
+    if not decision.recorded:
+        metrics.RATE_UNRECORDED.inc()
     headers = [
         (b"ratelimit-limit", b"%d" % decision.limit),
         (b"ratelimit-remaining", b"%d" % decision.remaining),

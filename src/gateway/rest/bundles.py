@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.bundles import STATUSES
@@ -16,8 +15,9 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import TEXT, documented
+from gateway.rest.schema_notes import TEXT, ResponseDoc, documented
 from gateway.rest.strict_bodies import reject_body_properties
+from gateway.rest.vocabulary import BundleStatus
 from services.bundles import (
     archive_bundle,
     bundle_view,
@@ -103,7 +103,7 @@ class _BundleCommon(msgspec.Struct, kw_only=True):
     suite_b_percent: int | None
     send_on_weekends: bool
     suite_b_inboxes_per_domain: int
-    status: str
+    status: BundleStatus
     effective: Split
     inboxes: SuiteCounts
     required_domains: SuiteCounts
@@ -148,7 +148,7 @@ class BundlesController(Controller):
         description=(SIZING_RULE or "")
         + "\nAn `Idempotency-Key` header is optional here; when sent, a retry answers the first "
         "response again.",
-        responses={201: ResponseSpec(BundleResponse, description="The bundle")},
+        responses={201: ResponseDoc(BundleResponse, description="The bundle")},
     )
     async def create(
         self, request: Request[Any, Any, Any], data: CreateBundleBody
@@ -191,7 +191,13 @@ class BundlesController(Controller):
         )
         return msgspec.convert(page, BundlePage)
 
-    @get("/{bundle_id:str}", operation_id="getBundle", summary="One bundle")
+    @get(
+        "/{bundle_id:str}",
+        operation_id="getBundle",
+        summary="One bundle",
+        description="A bundle (`bdl_`): the sending volume it is sized for and the suite split "
+        "and licences it gives an order.",
+    )
     async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
         principal = principal_of(request)
         bundle = load_bundle(
@@ -221,6 +227,8 @@ class BundlesController(Controller):
     @post(
         "/{bundle_id:str}/archive",
         operation_id="archiveBundle",
+        description="Archives a bundle: orders can no longer name it, orders placed with it are "
+        "unchanged. Archiving an archived bundle answers it unchanged.",
         before_request=reject_body_properties,
         summary="Archive a bundle (repeating is safe)",
         status_code=200,

@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.domains import STATUSES
@@ -14,6 +13,7 @@ from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
+from gateway.rest.schema_notes import ResponseDoc
 from services.domains import __doc__ as AVAILABILITY_RULES
 from services.domains import check_availability, get_domain, render_rows
 
@@ -95,7 +95,7 @@ class DomainsController(Controller):
         description=AVAILABILITY_RULES,
         opt=WRITE_LIMITED,
         status_code=200,
-        responses={200: ResponseSpec(AvailabilityResponse, description="One row per domain sent")},
+        responses={200: ResponseDoc(AvailabilityResponse, description="One row per domain sent")},
     )
     async def availability(
         self, request: Request[Any, Any, Any], data: AvailabilityBody
@@ -112,7 +112,7 @@ class DomainsController(Controller):
             "on an active order, with `provider`, `customer_id`, `order_id`, `usable_for`, "
             "`forwarding_url`), `status`, `domain` (exact name). Newest first."
         ),
-        responses={200: ResponseSpec(DomainPage, description="A page of domains")},
+        responses={200: ResponseDoc(DomainPage, description="A page of domains")},
     )
     async def list_domains(
         self,
@@ -149,8 +149,11 @@ class DomainsController(Controller):
     @get(
         "/{domain_id:str}",
         operation_id="getDomain",
+        description="A domain of the organization's inventory or of an order, by its `dom_` id "
+        "(one id whether or not it is on an order): status, category, source and "
+        "where it is connected.",
         summary="One domain by its dom_ id (the same id on or off an order)",
-        responses={200: ResponseSpec(DomainResponse, description="The domain")},
+        responses={200: ResponseDoc(DomainResponse, description="The domain")},
     )
     async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant

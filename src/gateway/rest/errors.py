@@ -11,6 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from domain.errors import DomainError
+from gateway.rest.unavailable import unavailable_if_storage_full
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +58,16 @@ STATUS_BY_CODE: dict[str, int] = {
     ),
     "bundle_archived": 409,
     "payload_too_large": 413,
+    # Answered by the HTTP server itself (runtime/http_edge.py), before the application runs.
+    "request_timeout": 408,
+    "uri_too_long": 414,
+    "request_headers_too_large": 431,
+    "server_busy": 503,
     "provider_credentials_invalid": 422,
     "rate_limited": 429,
     "internal_error": 500,
     "provider_unavailable": 503,
+    "service_unavailable": 503,
 }
 
 CODE_BY_STATUS = {
@@ -107,6 +114,7 @@ def error_response(
 
 async def send_raw_error(send: Any, request_id: str, error: Exception, where: str) -> None:
     """The response `handle_exception` gives, byte for byte, for routes served as raw ASGI."""
+    error = unavailable_if_storage_full(error)
     if isinstance(error, DomainError):
         status = STATUS_BY_CODE.get(error.code, 400)
         body = envelope(request_id, error.code, error.message, error.field, error.details)
@@ -177,6 +185,7 @@ def _validation_error(request: Request[Any, Any, Any], exc: ValidationException)
 
 
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    exc = unavailable_if_storage_full(exc, request.app.state.get("container"))
     if isinstance(exc, DomainError):
         return error_response(request, exc)
     if isinstance(exc, ValidationException):

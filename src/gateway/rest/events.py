@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
-from litestar import Controller, Request, get, post, put
+from litestar import Controller, Request, Response, get, post, put
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import HttpsUrl
+from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
+from gateway.rest.vocabulary import EventType
 from webhooks.catalog import EVENT_TYPES
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of
@@ -28,6 +31,7 @@ from webhooks.events_view import (
     one_event,
     render_page,
 )
+from webhooks.recovery import redeliver_since
 from webhooks.test_event import TEST_EVENT_TYPE
 
 # Documentation only: the handler checks the value itself, to answer the spec-7 envelope with
@@ -38,6 +42,29 @@ TypeFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(EVENT_TY
 
 class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: HttpsUrl
+
+
+class RedeliverSinceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    since: Annotated[
+        datetime,
+        msgspec.Meta(
+            tz=True,
+            description="ISO 8601 with its offset (`2026-07-01T00:00:00Z`): events whose "
+            "`created_at` is at or after it are sent again.",
+        ),
+    ]
+    status: Annotated[
+        Literal["pending", "delivered", "failed"] | None,
+        msgspec.Meta(description="Only events in this delivery status; omitted: every one."),
+    ] = None
+
+
+class RedeliveredOut(msgspec.Struct):
+    redelivered: int
+
+
+class RedeliveredResponse(msgspec.Struct):
+    data: RedeliveredOut
 
 
 class Attempt(msgspec.Struct):
@@ -56,7 +83,7 @@ class EventOut(msgspec.Struct):
     shape depends on `type` (spec 6)."""
 
     id: str
-    type: str
+    type: EventType
     created_at: str
     resource_id: str
     data: dict[str, Any]
@@ -97,8 +124,8 @@ class EndpointSecretResponse(msgspec.Struct):
     data: EndpointSecretOut
 
 
-ONE_EVENT = ResponseSpec(EventResponse, description="The event with every delivery attempt")
-NEW_SECRET = ResponseSpec(EndpointSecretResponse, description="The URL and its new secret")
+ONE_EVENT = ResponseDoc(EventResponse, description="The event with every delivery attempt")
+NEW_SECRET = ResponseDoc(EndpointSecretResponse, description="The URL and its new secret")
 
 
 class EventsController(Controller):
@@ -112,7 +139,7 @@ class EventsController(Controller):
             "Newest first. Filters: `type` (an event type, e.g. `order.completed`), `status` (`pending`, "
             "`delivered`, `failed`), `resource_id` (e.g. `ord_...`)."
         ),
-        responses={200: ResponseSpec(EventPage, description="A page of events")},
+        responses={200: ResponseDoc(EventPage, description="A page of events")},
     )
     async def list_events(
         self,
@@ -149,6 +176,9 @@ class EventsController(Controller):
     @get(
         "/{event_id:str}",
         operation_id="getEvent",
+        description="An event of the organization's log (`evt_`) with its payload, delivery "
+        "status and every delivery attempt, oldest first (status code or error, and "
+        "when).",
         summary="One webhook event with every attempt",
         responses={200: ONE_EVENT},
     )
@@ -159,8 +189,50 @@ class EventsController(Controller):
         return {"data": found}
 
     @post(
+        "/redeliver",
+        operation_id="redeliverEvents",
+        summary="Send every event since a moment again (recovery after an outage)",
+        description=(
+            "Redelivers every event of this key's organization and environment whose "
+            "`created_at` is at or after `since` (only those in `status`, when given: "
+            "`failed`, `pending` or `delivered`), oldest first, each with its own `evt_` id "
+            "(receivers that deduplicate by id apply each once). Each gets one new attempt: "
+            "a delivered or failed event that fails it again is `failed` again at once, a "
+            "pending one keeps the rest of its retries. Answers how many were queued; follow "
+            "them in `GET /events`. `full` preset only; `Idempotency-Key` is optional and "
+            "honoured when sent (a retry answers the first count and queues nothing more)."
+        ),
+        status_code=202,
+        responses={
+            202: ResponseSpec(RedeliveredResponse, description="How many events were queued")
+        },
+    )
+    async def redeliver_since(
+        self, request: Request[Any, Any, Any], data: RedeliverSinceBody
+    ) -> Response[Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+
+        def queue() -> dict[str, Any]:
+            count = redeliver_since(
+                container.read_db,
+                principal.tenant,
+                principal.org_id,
+                data.since.timestamp(),
+                data.status,
+                container.clock.now(),
+                container.settings.webhook_retry_schedule,
+            )
+            return {"data": {"redelivered": count}}
+
+        return await maybe_idempotent(request, queue, status_code=202)
+
+    @post(
         "/{event_id:str}/redeliver",
         operation_id="redeliverEvent",
+        description="Queues one more delivery of the event to the current webhook URL, signed "
+        "with the current secret, under the same event id (receivers deduplicate on "
+        "it). Answers the event; the new attempt shows in `GET /events/{event_id}`.",
         before_request=reject_body_properties,
         summary="Send an event again, with the same event id",
         status_code=202,
@@ -186,8 +258,10 @@ class WebhookEndpointController(Controller):
 
     @get(
         operation_id="getWebhookEndpoint",
+        description="The URL deliveries go to and when it was set; never the secret (it is shown "
+        "once, when set or rotated).",
         summary="The organization's webhook URL",
-        responses={200: ResponseSpec(EndpointResponse, description="The webhook endpoint")},
+        responses={200: ResponseDoc(EndpointResponse, description="The webhook endpoint")},
     )
     async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         service = endpoints_of(container_of(request))
@@ -195,6 +269,8 @@ class WebhookEndpointController(Controller):
 
     @put(
         operation_id="setWebhookEndpoint",
+        description="Sets or replaces the URL deliveries go to (https) and issues a new signing "
+        "secret, shown in this answer only.",
         summary="Set the webhook URL; answers a new signing secret, shown only this once",
         sync_to_thread=True,
         responses={200: NEW_SECRET},
@@ -206,6 +282,9 @@ class WebhookEndpointController(Controller):
     @post(
         "/rotate_secret",
         operation_id="rotateWebhookSecret",
+        description="Replaces the `whsec_` secret that signs deliveries; the old one stops "
+        "signing at once. The new secret is in this answer only: store it before "
+        "verifying the next delivery.",
         before_request=reject_body_properties,
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
@@ -219,6 +298,9 @@ class WebhookEndpointController(Controller):
     @post(
         "/test",
         operation_id="sendTestEvent",
+        description="Records and delivers a test event to the webhook URL, signed like every "
+        "other, so a receiver can be checked end to end. Answers the event (202): "
+        "follow its attempts with `GET /events/{event_id}`.",
         before_request=reject_body_properties,
         summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
         status_code=202,

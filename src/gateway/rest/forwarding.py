@@ -7,12 +7,11 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
-from gateway.rest.schema_notes import HttpUrl, documented
+from gateway.rest.schema_notes import HttpUrl, ResponseDoc, documented
 from services.forwarding import MAX_DOMAINS, load_job, submit
 from services.forwarding import __doc__ as FORWARDING_RULES
 
@@ -46,7 +45,7 @@ class ForwardingJobResponse(msgspec.Struct):
     data: ForwardingJobOut
 
 
-ONE_JOB = ResponseSpec(ForwardingJobResponse, description="The forwarding job")
+ONE_JOB = ResponseDoc(ForwardingJobResponse, description="The forwarding job")
 
 
 class ForwardingController(Controller):
@@ -68,6 +67,7 @@ class ForwardingController(Controller):
     @get(
         "/jobs/{job_id:str}",
         operation_id="getForwardingJob",
+        description="A forwarding job: the URL set and each domain's outcome.",
         summary="One forwarding job",
         responses={200: ONE_JOB},
     )

@@ -1,11 +1,9 @@
-"""Process health, readiness (event store and NATS reachable) and Prometheus metrics."""
+"""Process health, readiness (runtime/readiness.py) and Prometheus metrics."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 from litestar import Request, Response, get
@@ -14,10 +12,12 @@ from gateway.rest import metrics
 from gateway.rest.lists import container_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
+from runtime.readiness import nats_reachable, readiness
 from webhooks.deliveries import attempt_counts
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
 
 log = logging.getLogger(__name__)
+__all__ = ["healthz", "metrics_endpoint", "nats_reachable", "readyz"]
 
 
 @get("/healthz", operation_id="healthz", include_in_schema=False)
@@ -27,47 +27,8 @@ async def healthz() -> dict[str, str]:
 
 @get("/readyz", operation_id="readyz", include_in_schema=False)
 async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
-    container = container_of(request)
-    checks: dict[str, str] = {}
-    try:
-        container.store.recorder.max_notification_id()
-        checks["event_store"] = "ok"
-    except Exception as exc:  # readiness reports, it does not raise
-        checks["event_store"] = f"error: {type(exc).__name__}"
-    nats_check = container.extras.get("nats_ready")
-    if nats_check:
-        checks["nats"] = await nats_check()
-    elif container.settings.nats_url:
-        checks["nats"] = await nats_reachable(container.settings.nats_url)
-    else:
-        checks["nats"] = "not configured"
-    ready = all(v in ("ok", "not configured") for v in checks.values())
+    ready, checks = await readiness(container_of(request))
     return Response({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
-
-
-async def nats_reachable(nats_url: str, timeout: float = 2.0) -> str:
-    """`ok` when one of the servers in NATS_URL greets with its INFO line (decisions.md 1:
-    readiness means NATS is reachable, embedded or not), else the failure's name."""
-    failure = "error: no server in NATS_URL"
-    for server in nats_url.split(","):
-        try:
-            parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(parsed.hostname or "127.0.0.1", parsed.port or 4222),
-                timeout,
-            )
-        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
-            failure = f"error: {type(exc).__name__}"
-            continue
-        try:
-            greeting = await asyncio.wait_for(reader.readline(), timeout)
-        except (OSError, TimeoutError) as exc:
-            greeting, failure = b"", f"error: {type(exc).__name__}"
-        finally:
-            writer.close()
-        if greeting.startswith(b"INFO"):
-            return "ok"
-    return failure
 
 
 @get("/metrics", operation_id="metrics", include_in_schema=False, media_type="text/plain")

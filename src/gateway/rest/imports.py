@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -16,7 +15,8 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
+from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
+from gateway.rest.vocabulary import ImportItemStatus, ImportJobStatus
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.imports import __doc__ as IMPORT_RULES
@@ -52,7 +52,7 @@ class NameserverGroup(msgspec.Struct):
 
 class ImportItem(msgspec.Struct):
     domain: str
-    status: str
+    status: ImportItemStatus
     domain_id: str | None  # the `dom_` id once the domain is in the inventory
     reason: str | None
 
@@ -61,7 +61,7 @@ class ImportJobOut(msgspec.Struct):
     """An import job (spec 2.6)."""
 
     id: str
-    status: str  # in_progress, completed, failed, action_required
+    status: ImportJobStatus
     workspace_id: str | None
     submitted_count: int
     completed_count: int
@@ -82,7 +82,7 @@ class ImportJobList(msgspec.Struct):
     meta: Meta
 
 
-ONE_JOB = ResponseSpec(ImportJobResponse, description="The import job")
+ONE_JOB = ResponseDoc(ImportJobResponse, description="The import job")
 
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
@@ -128,7 +128,7 @@ class ImportsController(Controller):
         operation_id="listImportJobs",
         summary="List import jobs",
         description="Filters: `status`, `domain` (jobs holding this exact name). Newest first.",
-        responses={200: ResponseSpec(ImportJobList, description="A page of import jobs")},
+        responses={200: ResponseDoc(ImportJobList, description="A page of import jobs")},
     )
     async def list_jobs(
         self,
@@ -158,6 +158,8 @@ class ImportsController(Controller):
     @get(
         "/jobs/{job_id:str}",
         operation_id="getImportJob",
+        description="An import job: its status and each domain's (queued, awaiting nameservers, "
+        "completed or failed, with the reason) and the nameservers to point them at.",
         summary="One import job",
         responses={200: ONE_JOB},
     )

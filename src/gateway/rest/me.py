@@ -7,19 +7,20 @@ from the outermost layer, the same checks and bytes without the framework's per-
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from litestar import Controller, Request, get
 
 from gateway.rest.auth import authorize_off_loop, principal_of
 from gateway.rest.errors import send_raw_error
+from gateway.rest.vocabulary import Environment, Preset
 from services.accounts import Principal
 
 
 class ApiKeyInfo(msgspec.Struct):
-    environment: str
-    permission_preset: str
+    environment: Environment
+    permission_preset: Preset
 
 
 class PartnerInfo(msgspec.Struct):
@@ -40,7 +41,13 @@ class MeController(Controller):
     path = "/me"
     tags = ["account"]
 
-    @get(operation_id="getMe", summary="Check the API key and see its organization")
+    @get(
+        operation_id="getMe",
+        summary="Check the API key and see its organization",
+        description="The cheapest authenticated call: answers the key's environment and "
+        "permission preset and the organization it belongs to, or 401 for a missing, malformed "
+        "or revoked key. Spends one request of the rate limit like any other.",
+    )
     async def me(self, request: Request[Any, Any, Any]) -> MeResponse:
         return me_response(principal_of(request))
 
@@ -48,7 +55,10 @@ class MeController(Controller):
 def me_response(principal: Principal) -> MeResponse:
     return MeResponse(
         data=MeData(
-            api_key=ApiKeyInfo(principal.environment, principal.preset),
+            # The key's record holds only these values (`domain.api_keys`); no check per call.
+            api_key=ApiKeyInfo(
+                cast(Environment, principal.environment), cast(Preset, principal.preset)
+            ),
             partner=PartnerInfo(principal.org_id, principal.org_name),
         )
     )

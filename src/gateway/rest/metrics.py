@@ -37,6 +37,11 @@ LATENCY = Histogram(
 RATE_LIMITED = Counter(
     "partner_api_rate_limit_rejections", "Requests refused with 429", registry=REGISTRY
 )
+RATE_UNRECORDED = Counter(
+    "partner_api_rate_limit_unrecorded_spends",
+    "Rate-limit spends counted in process memory because the store could not be written",
+    registry=REGISTRY,
+)
 
 
 class StoredAttempts(Collector):

@@ -16,6 +16,15 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
 from gateway.rest.errors import STATUS_BY_CODE
 from gateway.rest.openapi_links import add_links
+from gateway.rest.openapi_names import (
+    REF_PREFIX,
+    collapse_single_choices,
+    drop_unreached,
+    merge_components,
+    name_request_bodies,
+    ref_name,
+    split_nullable_enums,
+)
 from gateway.rest.openapi_webhooks import ENVELOPE as WEBHOOK_ENVELOPE
 from gateway.rest.openapi_webhooks import webhooks_section
 from gateway.rest.order_bodies import OrderBody
@@ -95,6 +104,8 @@ COMMON_ERRORS = {
     "401": "unauthorized: missing, malformed or revoked key",
     "429": "rate_limited",
     "500": "internal_error: retry with backoff and keep the request id",
+    "503": "service_unavailable: the service cannot store right now (its disk is full); "
+    "nothing was written, retry after Retry-After",
 }
 WRITE_ERRORS = {
     "403": "forbidden: the key's permission preset does not allow this",
@@ -117,7 +128,6 @@ HAND_DECODED_BODIES: dict[str, type[msgspec.Struct]] = {
     "createQuote": OrderBody,
     "purchaseDomains": PurchaseBody,
 }
-BODY_PREFIX = "Body."  # their structs share names (SuiteCounts) with other components
 # operationId -> whether the header is required (else honoured when sent).
 IDEMPOTENCY_KEY: dict[str, bool] = {
     "createOrder": True,
@@ -132,6 +142,7 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "submitImportJob": False,
     "setDomainForwarding": False,
     "releasePoolDomains": False,
+    "redeliverEvents": False,
 }
 
 
@@ -156,13 +167,14 @@ def _document_request(operation: dict[str, Any], schemas: dict[str, Any]) -> Non
     body = HAND_DECODED_BODIES.get(operation_id)
     if body is not None and "requestBody" not in operation:
         (ref,), components = msgspec.json.schema_components(
-            [body], ref_template=f"#/components/schemas/{BODY_PREFIX}{{name}}"
+            [body], ref_template=REF_PREFIX + "{name}"
         )
         lift_extra(components)
-        schemas.update({f"{BODY_PREFIX}{name}": value for name, value in components.items()})
+        top = ref_name(ref)
+        renamed = merge_components(schemas, components, top)
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": ref}},
+            "content": {"application/json": {"schema": {"$ref": REF_PREFIX + renamed[top]}}},
         }
     for parameter in operation.get("parameters", []):
         if parameter.get("in") == "query" and parameter.get("name") == "per_page":
@@ -292,7 +304,8 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
 
 
 def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, Any]:
-    """Adds the envelope and the shared headers, in place and once, to every partner operation."""
+    """Adds the envelope and the shared headers, in place and once, to every partner operation,
+    and names the schemas for client generators (`openapi_names`)."""
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     if ENVELOPE_NAME in schemas:
         return schema
@@ -301,24 +314,18 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
             continue
         for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
-                _drop_generated_examples(operation)
                 _document_request(operation, schemas)
                 _document_responses(path, method, operation)
                 add_links(operation)
+    name_request_bodies(schema)
+    collapse_single_choices(schema)
+    split_nullable_enums(schema)
     _shape_inputs(schema, schemas)
-    schemas["WebhookEvent"] = WEBHOOK_ENVELOPE
+    schemas["WebhookEvent"] = dict(WEBHOOK_ENVELOPE)  # copies: naming adds their titles
     schema["webhooks"] = webhooks_section()
-    schemas[ENVELOPE_NAME] = ERROR_ENVELOPE
+    schemas[ENVELOPE_NAME] = dict(ERROR_ENVELOPE)
+    drop_unreached(schema)
     return schema
-
-
-def _drop_generated_examples(operation: dict[str, Any]) -> None:
-    """Litestar fills every response with random values (a `created_at` of `fPNsHkCO...`, more
-    completed items than submitted) that contradict the schema's own rules; we write no
-    response examples of our own, so none is better than those."""
-    for response in operation["responses"].values():
-        for media in (response.get("content") or {}).values():
-            media.pop("examples", None)
 
 
 class _PartnerDocument:

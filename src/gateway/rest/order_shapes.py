@@ -6,14 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.bundles import Links, Meta
+from gateway.rest.schema_notes import ResponseDoc
+from gateway.rest.vocabulary import (
+    ActionStatus,
+    DomainStatus,
+    Environment,
+    OrderStatus,
+    OrderType,
+    Provider,
+    Suite,
+)
 
 
 class Inbox(msgspec.Struct):
     address: str  # first.last@domain
-    suite: str
+    suite: Suite
     persona: dict[str, Any]  # first_name, last_name
     status: str
 
@@ -21,9 +30,9 @@ class Inbox(msgspec.Struct):
 class OrderDomain(msgspec.Struct):
     id: str  # dom_
     domain: str
-    suite: str | None
-    provider: str | None  # the mail provider; null on a bare purchase
-    status: str
+    suite: Suite | None
+    provider: Suite | None  # the mail suite; null on a bare purchase
+    status: DomainStatus
     source: str
     auto_renew: bool
     price_cents: int
@@ -40,7 +49,7 @@ class WarmDomain(OrderDomain):
 class Destination(msgspec.Struct):
     workspace_id: str  # wrk_
     client_id: int | None
-    provider: str | None
+    provider: Provider | None
 
 
 class Licenses(msgspec.Struct):
@@ -52,9 +61,9 @@ class OrderOut(msgspec.Struct):
     """An order (`ord_`); a domain purchase is an order of type `purchase`."""
 
     id: str
-    type: str
-    status: str  # in_progress, completed, failed, action_required, cancel_scheduled, cancelled
-    environment: str
+    type: OrderType
+    status: OrderStatus
+    environment: Environment
     destination: Destination | None
     customer_id: str | None
     bundle_id: str | None
@@ -92,7 +101,7 @@ class OrderList(msgspec.Struct):
 class PendingActionOut(msgspec.Struct):
     id: str  # act_
     order_id: str
-    status: str  # pending, resolved, cancelled
+    status: ActionStatus
     kind: str
     field: str
     message: str
@@ -107,6 +116,6 @@ class PendingActionList(msgspec.Struct):
     meta: Meta
 
 
-ONE_ORDER = ResponseSpec(OrderResponse, description="The order")
-ORDER_PAGE = ResponseSpec(OrderList, description="A page of orders")
-PENDING_PAGE = ResponseSpec(PendingActionList, description="A page of pending actions")
+ONE_ORDER = ResponseDoc(OrderResponse, description="The order")
+ORDER_PAGE = ResponseDoc(OrderList, description="A page of orders")
+PENDING_PAGE = ResponseDoc(PendingActionList, description="A page of pending actions")

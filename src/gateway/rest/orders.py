@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -25,7 +24,7 @@ from gateway.rest.order_shapes import (
     OrderOut,
     PendingActionOut,
 )
-from gateway.rest.schema_notes import HttpsUrl
+from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.orders import cancel_order, get_order, place_order, resolve_action
@@ -65,16 +64,16 @@ class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_TARGET: dict[int, ResponseSpec] = {
-    404: ResponseSpec(
+UNKNOWN_TARGET: dict[int, ResponseDoc] = {
+    404: ResponseDoc(
         None,
         description="not_found (no such workspace or bundle) or sequencer_client_not_found "
         "(no such `destination.client_id`); `field` names the input",
     ),
 }
 # Placing an order tries a kind i destination's login pair with the provider; a quote does not.
-LOGIN_REFUSED: dict[int, ResponseSpec] = {
-    422: ResponseSpec(
+LOGIN_REFUSED: dict[int, ResponseDoc] = {
+    422: ResponseDoc(
         None,
         description="provider_credentials_invalid: the provider refused the login pair of a "
         "kind i destination (`field` `destination.password`)",
@@ -98,10 +97,15 @@ class OrdersController(Controller):
             "(`domain_already_in_active_order`) or used by a suite that excludes the requested "
             "one (`domain_not_usable_for_provider`). `destination.client_id` is for kind m only "
             "(`sequencer_client_not_found` when unknown); a login pair is accepted on kind i "
-            "destinations only. Sandbox keys complete the order at once and never bill; live "
-            "keys are charged at acceptance (402 `insufficient_funds` when the wallet cannot "
-            "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
-            "is not https or not public sends the order to `action_required`."
+            "destinations only. Both modes answer the accepted order `in_progress` and send "
+            "the same webhooks in the same order (`order.in_progress`, then "
+            "`order.completed` with a `domain.connected` per domain), so code written "
+            "against the sandbox runs unchanged live: sandbox keys complete the order at "
+            "once after the answer (well within a second; follow it with `GET "
+            "/orders/{id}` or the webhooks) and never bill; live keys are charged at "
+            "acceptance (402 `insufficient_funds` when the wallet cannot cover "
+            "`price_cents`) and provisioned step by step. A `profile_picture_url` that is "
+            "not https or not public sends the order to `action_required`."
         ),
         responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET, **LOGIN_REFUSED},
     )
@@ -184,11 +188,13 @@ class OrdersController(Controller):
             "For kind `profile_picture_url`: send a public https `profile_picture_url`. "
             "For kind `nameservers`: send `{}` once the nameservers in "
             "`details.nameserver_groups` are set; 409 `domains_not_submittable` while the DNS "
-            "does not see them yet. Answers the resolved action with the order (`order`)."
+            "does not see them yet. Answers the resolved action with the order (`order`), "
+            "`in_progress` again in both modes; a sandbox order then completes at once, a "
+            "live one goes on step by step."
         ),
         status_code=200,
         responses={
-            200: ResponseSpec(ResolvedActionResponse, description="The action and its order")
+            200: ResponseDoc(ResolvedActionResponse, description="The action and its order")
         },
     )
     async def resolve(
@@ -206,6 +212,9 @@ class OrdersController(Controller):
     @get(
         "/{order_id:str}",
         operation_id="getOrder",
+        description="An order (`ord_`) as it is now: status, destination, domains with their "
+        "inboxes and DNS records, price and what was charged or refunded. Poll it, or"
+        " follow the `order.*` webhooks.",
         summary="One order",
         responses={200: ONE_ORDER},
     )

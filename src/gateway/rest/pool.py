@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -17,7 +16,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NON_EMPTY_ITEM, documented
+from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
 from gateway.rest.workspaces import PROMOTION_NOTE
 from projections.pool import condition_clause, render_pool_row
 from services import pool_attach, pool_inventory
@@ -177,8 +176,8 @@ class BurnedJobResponse(msgspec.Struct):
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(
+UNKNOWN_WORKSPACE: dict[int, ResponseDoc] = {
+    404: ResponseDoc(
         None,
         description="not_found (no such workspace) or sequencer_client_not_found (no such "
         f"`client_id`); `field` names the input. {PROMOTION_NOTE}",
@@ -186,8 +185,8 @@ UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
 }
 
 
-ONE_RESERVATION = ResponseSpec(ReservationResponse, description="The reservation")
-ONE_RELEASE = ResponseSpec(ReleaseResponse, description="The release")
+ONE_RESERVATION = ResponseDoc(ReservationResponse, description="The reservation")
+ONE_RELEASE = ResponseDoc(ReleaseResponse, description="The release")
 
 
 class AttachBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -211,7 +210,7 @@ class PoolController(Controller):
         summary="Add 1 to 25 eligible domains to the pool (all or nothing)",
         description=pool_inventory.__doc__,
         status_code=200,
-        responses={200: ResponseSpec(PoolAddResponse, description="Each domain with its outcome")},
+        responses={200: ResponseDoc(PoolAddResponse, description="Each domain with its outcome")},
     )
     async def add(self, request: Request[Any, Any, Any], data: PoolDomainsBody) -> dict[str, Any]:
         container, principal = container_of(request), principal_of(request)
@@ -226,7 +225,7 @@ class PoolController(Controller):
         summary="Remove exact domains from active pool inventory",
         description=pool_inventory.__doc__,
         status_code=200,
-        responses={200: ResponseSpec(PoolRemoveResponse, description="Each domain's outcome")},
+        responses={200: ResponseDoc(PoolRemoveResponse, description="Each domain's outcome")},
     )
     async def remove(
         self, request: Request[Any, Any, Any], data: PoolDomainsBody
@@ -277,7 +276,7 @@ class PoolController(Controller):
         operation_id="listPoolDomains",
         summary="List pool domains",
         description=f"Filter `condition`: one of {', '.join(CONDITIONS)}. Newest first.",
-        responses={200: ResponseSpec(PoolDomainPage, description="A page of pool domains")},
+        responses={200: ResponseDoc(PoolDomainPage, description="A page of pool domains")},
     )
     async def list_domains(
         self,
@@ -309,6 +308,8 @@ class PoolController(Controller):
     @get(
         "/reservations/{reservation_id:str}",
         operation_id="getPoolReservation",
+        description="A pool reservation (an attach): the workspace, the pool domains reserved for"
+        " it and whether the attach has finished.",
         summary="One pool reservation (attach)",
         responses={200: ONE_RESERVATION},
     )
@@ -324,6 +325,8 @@ class PoolController(Controller):
     @get(
         "/releases/{release_id:str}",
         operation_id="getPoolRelease",
+        description="A pool release: the domains given back to the pool and whether the release "
+        "has finished.",
         summary="One pool release",
         responses={200: ONE_RELEASE},
     )
@@ -337,8 +340,10 @@ class PoolController(Controller):
     @get(
         "/replacements/{replacement_id:str}",
         operation_id="getPoolReplacement",
+        description="A replacement of a burned pool domain: the domain taken out, the one put in "
+        "its place, and whether it succeeded.",
         summary="One pool replacement of a burned domain",
-        responses={200: ResponseSpec(ReplacementResponse, description="The replacement")},
+        responses={200: ResponseDoc(ReplacementResponse, description="The replacement")},
     )
     async def get_replacement(
         self, request: Request[Any, Any, Any], replacement_id: str
@@ -349,8 +354,10 @@ class PoolController(Controller):
     @get(
         "/burned_domain_jobs/{job_id:str}",
         operation_id="getBurnedDomainJob",
+        description="A burned-domain job: the pool domains reported as burned and what became of "
+        "each.",
         summary="One burned-domain job",
-        responses={200: ResponseSpec(BurnedJobResponse, description="The burned-domain job")},
+        responses={200: ResponseDoc(BurnedJobResponse, description="The burned-domain job")},
     )
     async def get_burned_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant

@@ -7,12 +7,12 @@ from typing import Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import OrderBody, decode_body
 from gateway.rest.orders import UNKNOWN_TARGET
+from gateway.rest.schema_notes import ResponseDoc
 from services.orders import quote
 from services.pricing import __doc__ as PRICES
 
@@ -61,7 +61,7 @@ class QuotesController(Controller):
         status_code=200,
         opt=WRITE_LIMITED,
         responses={
-            200: ResponseSpec(QuoteResponse, description="The price of the order body"),
+            200: ResponseDoc(QuoteResponse, description="The price of the order body"),
             **UNKNOWN_TARGET,
         },
     )

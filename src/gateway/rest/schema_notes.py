@@ -9,9 +9,11 @@ that differ only in case).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
+from litestar.openapi.datastructures import ResponseSpec
 
 
 def documented(**schema: Any) -> msgspec.Meta:
@@ -32,3 +34,11 @@ NON_EMPTY_ITEM = {"type": "string", "minLength": 1, "pattern": TEXT}
 # internationalized name, checked in its IDNA form.
 HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="iri")]
 HttpUrl = Annotated[str, documented(pattern=r"^https?://[^\s/?#]+", format="iri")]
+
+
+@dataclass
+class ResponseDoc(ResponseSpec):
+    """A documented response without Litestar's generated examples: they are random strings
+    (an order `status` of `PwugAAGU...`) that contradict the schema and teach a reader nothing."""
+
+    generate_examples: bool = False

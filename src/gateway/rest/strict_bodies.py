@@ -14,6 +14,7 @@ import msgspec
 from litestar import Request
 
 from gateway.rest.order_bodies import decode_body
+from gateway.rest.repeated_keys import refuse_repeated_keys
 from gateway.rest.text_rules import refuse_nul_characters
 
 _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
@@ -39,6 +40,7 @@ async def request_rules(request: Request[Any, Any, Any]) -> None:
     """The `before_request` hook of every partner route. A handler's own hook replaces the
     router's (Litestar keeps only the closest), so each such hook calls this first."""
     await refuse_nul_characters(request)
+    await refuse_repeated_keys(request)
     await decode_strictly(request)
 
 

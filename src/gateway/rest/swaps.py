@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -20,7 +19,8 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
-from gateway.rest.schema_notes import documented
+from gateway.rest.schema_notes import ResponseDoc, documented
+from gateway.rest.vocabulary import Environment, Suite, SwapStatus, SwapType
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.swap_plan import MAX_PERSONAS
 from services.swap_plan import __doc__ as SWAP_RULES
@@ -45,7 +45,7 @@ class UserNamesBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class SwapInbox(msgspec.Struct, kw_only=True):
     address: str
-    suite: str
+    suite: Suite
     persona: dict[str, str]
     status: str
 
@@ -60,11 +60,11 @@ class SwapOut(msgspec.Struct, kw_only=True):
     (`swap.failed`), `action_required` (`swap.action_required`)."""
 
     id: Annotated[str, _doc("`swp_` id")]
-    type: Annotated[str, _doc("`standard`, `premium` or `user_names`")]
+    type: Annotated[SwapType, _doc("`standard`, `premium` or `user_names`")]
     status: Annotated[
-        str, _doc("`created`, `in_progress`, `completed`, `failed`, `action_required`")
+        SwapStatus, _doc("`created`, `in_progress`, `completed`, `failed`, `action_required`")
     ]
-    environment: Annotated[str, _doc("`test` or `live`, from the key")]
+    environment: Annotated[Environment, _doc("`test` or `live`, from the key")]
     order_id: Annotated[str, _doc("the order whose domain is swapped")]
     domain: Annotated[str, _doc("the domain replaced (user_names: the domain renamed)")]
     new_domain: Annotated[str | None, _doc("the replacement; null for user_names")]
@@ -76,7 +76,7 @@ class SwapOut(msgspec.Struct, kw_only=True):
             "and bought by the service)"
         ),
     ]
-    suite: Annotated[str | None, _doc("mailbox suite, the same as the old domain's")]
+    suite: Annotated[Suite | None, _doc("mailbox suite, the same as the old domain's")]
     personas: Annotated[list[dict[str, str]], _doc("the personas of the inboxes, in order")]
     inboxes: Annotated[list[SwapInbox], _doc("the new inboxes, once provisioned")]
     price_cents: Annotated[int, _doc("registration price of a bought domain; 0 otherwise")]
@@ -123,8 +123,8 @@ KindFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(KINDS)})
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_ORDER: dict[int, ResponseSpec] = {
-    404: ResponseSpec(None, description="not_found: no such order (`field` names it)")
+UNKNOWN_ORDER: dict[int, ResponseDoc] = {
+    404: ResponseDoc(None, description="not_found: no such order (`field` names it)")
 }
 
 
@@ -152,7 +152,7 @@ class SwapsController(Controller):
             + (SWAP_STEPS_RULES or "")
         ),
         responses={
-            201: ResponseSpec(SwapResponse, description="The swap"),
+            201: ResponseDoc(SwapResponse, description="The swap"),
             **INSUFFICIENT_FUNDS,
             **UNKNOWN_ORDER,
         },
@@ -175,8 +175,8 @@ class SwapsController(Controller):
             "and events. `Idempotency-Key` is optional and honoured when sent."
         ),
         responses={
-            201: ResponseSpec(SwapResponse, description="The swap"),
-            404: ResponseSpec(
+            201: ResponseDoc(SwapResponse, description="The swap"),
+            404: ResponseDoc(
                 None,
                 description="not_found: no such domain active on a completed order "
                 "(`field` is `domain`)",
@@ -230,7 +230,13 @@ class SwapsController(Controller):
         )
         return msgspec.convert(page, SwapPage)
 
-    @get("/{swap_id:str}", operation_id="getSwap", summary="One swap")
+    @get(
+        "/{swap_id:str}",
+        operation_id="getSwap",
+        summary="One swap",
+        description="A swap (`swp_`): the domain replaced or renamed, its replacement, the stage "
+        "it is at and, for a premium swap, until when the old domain keeps sending.",
+    )
     async def get_one(self, request: Request[Any, Any, Any], swap_id: str) -> SwapResponse:
         principal, container = principal_of(request), container_of(request)
         view = await anyio.to_thread.run_sync(lambda: get_swap(container, principal, swap_id))

@@ -7,12 +7,11 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, memory_page
-from gateway.rest.schema_notes import documented
+from gateway.rest.schema_notes import ResponseDoc, documented
 from services.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, tld_catalog
 from services.generation import __doc__ as GENERATION_RULES
 
@@ -67,8 +66,10 @@ class TldsGenerateController(Controller):
     @get(
         "/tlds",
         operation_id="listTlds",
+        description="The TLDs domains can be bought or generated under, a page at a time; prices "
+        "and availability come from `POST /domains/availability`.",
         summary="The catalog of active sellable TLDs (no prices or availability)",
-        responses={200: ResponseSpec(TldPage, description="A page of the TLD catalog")},
+        responses={200: ResponseDoc(TldPage, description="A page of the TLD catalog")},
     )
     async def tlds(
         self,
@@ -90,7 +91,7 @@ class TldsGenerateController(Controller):
         "default 75). Callable by `limited` keys.",
         opt=WRITE_LIMITED,
         status_code=200,
-        responses={200: ResponseSpec(GeneratedResponse, description="The names found, by TLD")},
+        responses={200: ResponseDoc(GeneratedResponse, description="The names found, by TLD")},
     )
     async def generate(self, request: Request[Any, Any, Any], data: GenerateBody) -> dict[str, Any]:
         container = container_of(request)

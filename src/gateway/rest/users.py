@@ -7,13 +7,13 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NonEmpty, documented
+from gateway.rest.schema_notes import NonEmpty, ResponseDoc, documented
+from gateway.rest.vocabulary import Active, Provider
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
 from services.users import create_user, load_user, user_view
 from services.workspaces import EMAIL, MAX_TEXT
@@ -27,7 +27,7 @@ class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class SequencerLink(msgspec.Struct):
-    provider: str
+    provider: Provider
     client_id: int
 
 
@@ -36,7 +36,7 @@ class UserOut(msgspec.Struct, kw_only=True):
     email: str
     first_name: str
     last_name: str
-    status: str
+    status: Active
     sequencer: SequencerLink
     workspace_id: str
     created_at: str
@@ -65,7 +65,7 @@ class UsersController(Controller):
             "400 `provider_not_supported`. An `Idempotency-Key` header is optional."
         ),
         responses={
-            201: ResponseSpec(UserResponse, description="The user"),
+            201: ResponseDoc(UserResponse, description="The user"),
             **UNKNOWN_WORKSPACE,
             **PROVIDER_ERRORS,
         },
@@ -114,7 +114,12 @@ class UsersController(Controller):
         )
         return msgspec.convert(page, UserPage)
 
-    @get("/{user_id:str}", operation_id="getUser", summary="One user")
+    @get(
+        "/{user_id:str}",
+        operation_id="getUser",
+        summary="One user",
+        description="A user (`usr_`) of a workspace, with its link to the sequencing provider.",
+    )
     async def get_user(self, request: Request[Any, Any, Any], user_id: str) -> UserResponse:
         principal = principal_of(request)
         user = load_user(container_of(request), principal.org_id, principal.environment, user_id)

@@ -6,17 +6,17 @@ from typing import Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get
-from litestar.openapi.datastructures import ResponseSpec
 
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, memory_page
+from gateway.rest.schema_notes import ResponseDoc
 from services.wallet import load_wallet, wallet_view
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
 # document gives this status the error envelope, like every other error status.
-INSUFFICIENT_FUNDS: dict[int, ResponseSpec] = {
-    402: ResponseSpec(
+INSUFFICIENT_FUNDS: dict[int, ResponseDoc] = {
+    402: ResponseDoc(
         None,
         description="insufficient_funds: the live wallet does not cover the price "
         "(`details.required_cents`, `details.balance_cents`); nothing was charged",
@@ -63,7 +63,7 @@ class WalletController(Controller):
             "from `links.next`; `meta.returned` counts the entries of this page); the balance "
             "is the whole wallet's."
         ),
-        responses={200: ResponseSpec(WalletResponse, description="The key environment's wallet")},
+        responses={200: ResponseDoc(WalletResponse, description="The key environment's wallet")},
     )
     async def get_wallet(
         self,

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import invalid
@@ -20,7 +19,8 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import documented
+from gateway.rest.schema_notes import ResponseDoc, documented
+from gateway.rest.vocabulary import Active, Provider
 from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
@@ -59,9 +59,9 @@ class Customer(msgspec.Struct, kw_only=True):
 class WorkspaceOut(msgspec.Struct, kw_only=True):
     workspace_id: str
     name: str
-    provider: str
+    provider: Provider
     provider_workspace_id: str
-    status: str
+    status: Active
     has_login_pair: bool
     customer_id: str | None
     customer: Customer | None
@@ -89,19 +89,19 @@ PROMOTION_NOTE = (
     "`workspace_promotion_required` instead: create the workspace with a live key."
 )
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
-UNKNOWN_WORKSPACE: dict[int, ResponseSpec] = {
-    404: ResponseSpec(
+UNKNOWN_WORKSPACE: dict[int, ResponseDoc] = {
+    404: ResponseDoc(
         None, description=f"not_found: no such workspace (`field` names it). {PROMOTION_NOTE}"
     )
 }
 
 # The sequencing provider checks the credentials (adapters/sequencers.py); both codes are beyond
 # the shared list, so each operation that calls the provider names them.
-PROVIDER_ERRORS: dict[int, ResponseSpec] = {
-    422: ResponseSpec(
+PROVIDER_ERRORS: dict[int, ResponseDoc] = {
+    422: ResponseDoc(
         None, description="provider_credentials_invalid: the provider refused the credentials"
     ),
-    503: ResponseSpec(
+    503: ResponseDoc(
         None, description="provider_unavailable: the provider did not answer; retry later"
     ),
 }
@@ -123,7 +123,7 @@ class WorkspacesController(Controller):
             "(`cus_`; the same `external_id` is the same customer), not accepted for kind `m`."
         ),
         responses={
-            201: ResponseSpec(WorkspaceResponse, description="The workspace"),
+            201: ResponseDoc(WorkspaceResponse, description="The workspace"),
             **PROVIDER_ERRORS,
         },
     )
@@ -183,6 +183,8 @@ class WorkspacesController(Controller):
     @get(
         "/{workspace_id:str}",
         operation_id="getWorkspace",
+        description="A provider workspace (`wrk_`) of this key's environment: its provider, "
+        "customer and whether a login pair is stored. Credentials are never answered.",
         summary="One provider workspace (never with credentials)",
     )
     async def get_workspace(
@@ -207,8 +209,8 @@ class WorkspacesController(Controller):
             "here would move): create a new workspace for it."
         ),
         responses={
-            200: ResponseSpec(WorkspaceResponse, description="The workspace"),
-            409: ResponseSpec(
+            200: ResponseDoc(WorkspaceResponse, description="The workspace"),
+            409: ResponseDoc(
                 None,
                 description="workspace_credentials_conflict: the credentials are for another "
                 "remote workspace; provider_mismatch: `provider` is not the workspace's kind",
