@@ -32,14 +32,18 @@ from chaos_support import (
     send,
     settings_of,
 )
-from conftest import drop_schema
+from conftest import drop_schema, free_port, require_nats
+from nats.js.api import ConsumerConfig
+from nats.js.errors import NoStreamResponseError
 from nats_cluster_support import NatsCluster, ProductionShape, nats_cluster
 from webhook_receiver import Receiver, wait_until
 
+from infra.settings import Settings
 from runtime.container import Container
 from webhooks.dispatcher import CONSUMER
+from webhooks.outbox import ACK_STALL_SECONDS, AcksStalled, await_acks
 from webhooks.signing import verify_signature
-from webhooks.stream import ensure_stream
+from webhooks.stream import connect, ensure_stream
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 
@@ -219,6 +223,7 @@ def test_a_dead_nats_node_loses_no_event_and_stops_no_gateway(deployment: Deploy
         wait_until(lambda: all(len(load.accepted) >= 4 for load in loads), timeout=60)
         killed_at = time.time()
         nats_nodes.kill(victim)
+        placed_before_the_kill = sum(len(load.accepted) for load in loads)
         for load in loads:
             load.join()
     finally:
@@ -226,6 +231,7 @@ def test_a_dead_nats_node_loses_no_event_and_stops_no_gateway(deployment: Deploy
 
     accepted = [order_id for load in loads for order_id in load.accepted.values()]
     assert len(set(accepted)) == 2 * ORDERS_PER_GATEWAY
+    assert placed_before_the_kill <= len(accepted) - 4  # the node died under the load
     # Every order completed and its order.completed arrived, with every public event the
     # history implies.
     events = assert_nothing_lost(
@@ -264,18 +270,81 @@ def test_a_stream_kept_at_other_replicas_is_rescaled(tmp_path: Path) -> None:
         single = settings_of(env)
         stream = single.nats_stream
 
-        async def ensure(replicas: str) -> None:
+        async def ensure(replicas: str, consumer: bool = False) -> None:
             settings = settings_of({**env, "PARTNER_API_NATS_REPLICAS": replicas})
             connection = await nats.connect(settings.nats_servers)
             try:
-                await ensure_stream(connection.jetstream(), settings)
+                js = connection.jetstream()
+                await ensure_stream(js, settings)
+                if consumer:  # as the dispatchers' would be, inheriting the stream's count
+                    await js.add_consumer(stream, ConsumerConfig(durable_name=CONSUMER))
             finally:
                 await connection.close()
 
-        asyncio.run(ensure("1"))
+        async def consumer_peers() -> int:
+            connection = await nats.connect(cluster.url.split(","))
+            try:
+                info = await connection.jetstream().consumer_info(stream, CONSUMER)
+                return 1 + len(info.cluster.replicas or [])
+            finally:
+                await connection.close()
+
+        asyncio.run(ensure("1", consumer=True))
         assert cluster.stream_info(stream).config.num_replicas == 1
         asyncio.run(ensure("3"))
         scaled = cluster.stream_info(stream)
         assert scaled.config.num_replicas == 3
         assert scaled.config.subjects == [f"{stream}.events.>"]
+        wait_until(lambda: asyncio.run(consumer_peers()) == 3, timeout=20, interval=0.5)
 
+
+def test_nats_url_lists_a_cluster_and_replicas_are_bounded() -> None:
+    urls = Settings.from_env({"NATS_URL": "nats://a:4222, nats://b:4222,,nats://c:4222"})
+    assert urls.nats_servers == ["nats://a:4222", "nats://b:4222", "nats://c:4222"]
+    assert Settings.from_env({"NATS_URL": "nats://a:4222"}).nats_replicas == 1
+    for wrong in ("0", "6"):
+        with pytest.raises(ValueError, match="PARTNER_API_NATS_REPLICAS"):
+            Settings.from_env({"PARTNER_API_NATS_REPLICAS": wrong})
+
+
+def test_a_process_starts_while_a_listed_node_is_down() -> None:
+    """A role restarted while one node of NATS_URL is dead connects to another at once."""
+    live = require_nats()
+    settings = Settings.from_env({"NATS_URL": f"nats://127.0.0.1:{free_port()},{live}"})
+
+    async def connected() -> str:
+        connection = await asyncio.wait_for(connect(settings), timeout=10)
+        try:
+            return str(connection.connected_url.netloc)
+        finally:
+            await connection.close()
+
+    assert connected_url_of(asyncio.run(connected())) == connected_url_of(live)
+
+
+def connected_url_of(url: str) -> str:
+    return url.split("//", 1)[-1]
+
+
+def test_a_lost_ack_gives_the_batch_up_without_waiting_for_the_rest() -> None:
+    """An ack that never comes (lost with the stream's leader) fails the batch once no ack came
+    for ACK_STALL_SECONDS, however long the batch; a refused one fails it at once."""
+
+    async def run() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        acked, lost = loop.create_future(), loop.create_future()
+        acked.set_result("ack")
+        started = loop.time()
+        with pytest.raises(AcksStalled, match="1 of 2"):
+            await await_acks([acked, lost])
+        stalled = loop.time() - started
+        refused, pending = loop.create_future(), loop.create_future()
+        loop.call_later(0.05, refused.set_exception, NoStreamResponseError())
+        started = loop.time()
+        with pytest.raises(NoStreamResponseError):
+            await await_acks([refused, pending])
+        return stalled, loop.time() - started
+
+    stalled, refused = asyncio.run(run())
+    assert ACK_STALL_SECONDS <= stalled < ACK_STALL_SECONDS + 1.0
+    assert refused < 1.0

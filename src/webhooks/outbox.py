@@ -63,15 +63,25 @@ class AcksStalled(Exception):
 
 
 async def await_acks(acks: list[asyncio.Future[Any]]) -> None:
-    """Every ack of a batch; raises the first failure, or AcksStalled once a whole
-    ACK_STALL_SECONDS passed without one (so a long batch may take as long as it keeps going)."""
+    """Every ack of a batch; raises the first failure, or AcksStalled once ACK_STALL_SECONDS
+    passed without an ack (so a long batch takes as long as its acks keep coming)."""
+    loop = asyncio.get_running_loop()
+    last_ack = loop.time()
+
+    def acked(_: asyncio.Future[Any]) -> None:
+        nonlocal last_ack
+        last_ack = loop.time()
+
+    for ack in acks:
+        ack.add_done_callback(acked)
     pending: set[asyncio.Future[Any]] = set(acks)
     while pending:
-        done, pending = await asyncio.wait(
-            pending, timeout=ACK_STALL_SECONDS, return_when=asyncio.FIRST_EXCEPTION
-        )
-        if not done:
+        left = last_ack + ACK_STALL_SECONDS - loop.time()
+        if left <= 0:
             raise AcksStalled(f"{len(pending)} of {len(acks)} publishes never acknowledged")
+        done, pending = await asyncio.wait(
+            pending, timeout=left, return_when=asyncio.FIRST_EXCEPTION
+        )
         for ack in done:
             ack.result()
 
