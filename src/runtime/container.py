@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from adapters import dkim
 from infra.clock import Clock, SystemClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.sealing import Sealer
@@ -70,6 +71,7 @@ class Container:
     rate_limiter: RateLimiter
     idempotency: IdempotencyStore
     sealer: Sealer
+    dkim_keys: dkim.KeySet
     extras: dict[str, Any] = field(default_factory=dict)
     databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
@@ -82,6 +84,8 @@ class Container:
     def _build(cls, settings: Settings, clock: Clock) -> Container:
         read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
         store = EventStore(eventstore_env(settings))
+        dkim_keys = dkim.KeySet(dkim.StoredKeys(ops_db))
+        dkim.use(dkim_keys)  # the simulators draw this deployment's keys
         return cls(
             settings=settings,
             clock=clock,
@@ -96,10 +100,12 @@ class Container:
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),
             idempotency=IdempotencyStore(ops_db, clock),
             sealer=Sealer(settings.secret_key),
+            dkim_keys=dkim_keys,
             databases=list({id(db): db for db in (read_db, ops_db, rate_db)}.values()),
         )
 
     def close(self) -> None:
+        self.dkim_keys.stop()
         self.read_models.stop()
         self.store.close()
         for db in self.databases:  # each closes its relaxed pool with it
