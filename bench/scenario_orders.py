@@ -145,7 +145,7 @@ def _spy(pid: int, connections: int) -> subprocess.Popen[bytes] | None:
         return None
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-         SPY_MODE, "--format", "raw", "-r", "50", "--nonblocking", "-o", f"{SPY}.{connections}"],
+         SPY_MODE, "--format", "raw", "-r", os.environ.get("BENCH_SPY_RATE", "50"), "--nonblocking", "-o", f"{SPY}.{connections}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 
