@@ -38,6 +38,15 @@ def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
     )
 
 
+def _idempotency_database(settings: Settings, ops_db: Database
+                          ) -> tuple[Database, Database | None]:
+    """Where idempotency records live: the event store's database (services/idempotency.py),
+    and on SQLite the operational file they are moved out of."""
+    if settings.database_url:
+        return ops_db, None
+    return SQLiteDatabase(settings.data_dir / "events.sqlite"), ops_db
+
+
 @contextmanager
 def schema_setup_lock(settings: Settings) -> Iterator[None]:
     """Processes starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL) or on
@@ -84,6 +93,7 @@ class Container:
     def _build(cls, settings: Settings, clock: Clock) -> Container:
         read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
         store = EventStore(eventstore_env(settings))
+        records_db, moved_from = _idempotency_database(settings, ops_db)
         dkim_keys = dkim.KeySet(dkim.StoredKeys(ops_db))
         dkim.use(dkim_keys)  # the simulators draw this deployment's keys
         return cls(
@@ -98,10 +108,12 @@ class Container:
             ),
             accounts=Accounts(store, clock),
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),
-            idempotency=IdempotencyStore(ops_db, clock),
+            idempotency=IdempotencyStore(records_db, clock, moved_from),
             sealer=Sealer(settings.secret_key),
             dkim_keys=dkim_keys,
-            databases=list({id(db): db for db in (read_db, ops_db, rate_db)}.values()),
+            databases=list(
+                {id(db): db for db in (read_db, ops_db, rate_db, records_db)}.values()
+            ),
         )
 
     def close(self) -> None:
