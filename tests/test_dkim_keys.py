@@ -10,14 +10,12 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
 
-import httpx
 import pytest
 from conftest import RunningService
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_der_public_key
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, placed
 
 from adapters import dkim
 from infra.settings import Settings
@@ -102,23 +100,10 @@ def test_orders_publish_keys_of_the_set_and_make_none(
     stored = set(service.container.dkim_keys.storage.load())
     _no_key_made(monkeypatch)
     with service.partner() as client:
-        response = place(client, counts(new_workspace(client), a=3, b=1))
-        assert response.status_code == 201, response.text
-        order_id = response.json()["data"]["id"]
-        domains = _completed_domains(client, order_id)
+        domains = placed(client, counts(new_workspace(client), a=3, b=1))["domains"]
     assert len(domains) == 4
     for domain in domains:
         (record,) = [r for r in domain["dns_records"] if r["value"].startswith("v=DKIM1")]
         assert record["name"].endswith("._domainkey." + domain["domain"])
         assert record["value"].removeprefix("v=DKIM1; k=rsa; p=") in stored
 
-
-def _completed_domains(client: httpx.Client, order_id: str) -> list[dict[str, Any]]:
-    """The order's domains once it completed (a sandbox order completes right after its POST)."""
-    deadline = time.monotonic() + 10
-    while True:
-        order = client.get(f"/orders/{order_id}").json()["data"]
-        if order["status"] == "completed":
-            return list(order["domains"])
-        assert time.monotonic() < deadline, order["status"]
-        time.sleep(0.05)
