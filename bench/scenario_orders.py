@@ -31,7 +31,7 @@ from bench.harness import running_service
 from bench.orders_baselines import bare_http_rate, raw_append_rate
 from bench.scenario_deliveries import arrivals, percentile, running_receiver_process
 from bench.scenario_mixed import API, Tenant, listed, sandbox_secrets, set_up_tenants
-from bench.wrk_load import CpuMeter, child_named, run_wrk
+from bench.wrk_load import CpuMeter, FlushCounter, child_named, run_wrk
 from infra.settings import Settings
 from services.store import EventStore, eventstore_env
 
@@ -158,6 +158,8 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
     known = set(completed_events(base_url, tenants))
     before = store.recorder.max_notification_id() or 0
     spy = _spy(meter.pids["service"], connections)
+    flushes = FlushCounter(meter.pids["service"])
+    flushes.start()
     meter.start()
     started = time.time()
     load = run_wrk(base_url, tenants, SECONDS, connections)
@@ -168,6 +170,7 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
         spy.wait(timeout=30)
     wait_deliveries_settle(receiver)
     cpu = meter.stop()
+    flushed = flushes.stop()
     cpu["client"] = load.cpu_seconds
     events = {o: e for o, e in completed_events(base_url, tenants).items() if o not in known}
     done = wait_completed(base_url, receiver, tenants, set(events))
@@ -179,6 +182,8 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
             "post_ms": {"p50": load.p50_ms, "p99": load.p99_ms},
             "cpu_ms_per_order": {name: round(1000 * used / orders, 2)
                                  for name, used in cpu.items()},
+            # SQLite's durable commits are the service's own fsyncs (PostgreSQL's, the server's).
+            "flushes_per_order": None if flushed is None else round(flushed / orders, 2),
             "sizes": event_sizes(store, before, appended)}
 
 
@@ -280,6 +285,7 @@ def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[s
         "bare_http_ratio": round(bare_rate / raw_rate, 3),
         "service_vs_bare_http": round(events_rate / bare_rate, 3),
         "cpu_ms_per_order": best["cpu_ms_per_order"],
+        "service_flushes_per_order": best["flushes_per_order"],
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -91,3 +92,37 @@ class CpuMeter:
         self.used = {name: cpu_seconds(pid) - self._before[name]
                      for name, pid in self.pids.items()}
         return self.used
+
+
+class FlushCounter:
+    """fsync and fdatasync calls of a process (every thread it has when counting starts),
+    counted by `perf stat` on the kernel's syscall tracepoints: the durable commits SQLite made.
+    Counts nothing (None) where perf or its tracepoints are not available."""
+
+    EVENTS = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync"
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._process: subprocess.Popen[bytes] | None = None
+        self._out = Path(tempfile.mkstemp(prefix="bench-flushes-")[1])
+
+    def start(self) -> None:
+        perf = shutil.which("perf")
+        if perf is not None:
+            self._process = subprocess.Popen(
+                [perf, "stat", "-x,", "-o", str(self._out), "-e", self.EVENTS,
+                 "-p", str(self.pid)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+
+    def stop(self) -> int | None:
+        if self._process is None:
+            return None
+        self._process.send_signal(signal.SIGINT)
+        self._process.wait(timeout=30)
+        counts = [line.split(",")[0] for line in self._out.read_text().splitlines()
+                  if "syscalls:" in line]
+        self._out.unlink(missing_ok=True)
+        if not counts or not all(c.isdigit() for c in counts):
+            return None
+        return sum(int(c) for c in counts)
