@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from infra.database import Database
 
 KEY_BITS = 2048
-SET_SIZE = 8
+SET_SIZE = 4
 FIRST_KEY_WAIT_SECONDS = 60.0
 
 
@@ -116,11 +116,12 @@ class KeySet:
         return keys[zlib.crc32(name.encode()) % len(keys)]
 
     def stop(self) -> None:
-        """End the filler after the key it is making (at most one key's time)."""
+        """End the filler after the key it is making (at most one key's time, however long a
+        loaded machine makes that: a filler left inside OpenSSL at exit aborts the process)."""
         self._stopping = True
         filler = self._filler
         if filler is not None and filler.is_alive():
-            filler.join(timeout=10)
+            filler.join()
 
     def _fill(self) -> None:
         while not self._stopping and not self.complete:
