@@ -39,7 +39,7 @@ TRACKING = "fulfillment"
 STEP, CANCEL = "step", "cancel"
 # Due before any clock's now: a sandbox order's steps wait for nothing, whatever clock it reads.
 AT_ONCE = 0.0
-JOBS_AT_ONCE = 8
+JOBS_AT_ONCE = 4  # enough to share commits; each may hold a store connection
 # A failed step (reported by an operator) holds the order until StepRetried.
 _DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled", "Order.StepFailed")
 
