@@ -50,7 +50,11 @@ class FulfillmentWorker(PollingWorker):
 
     def __init__(self, container: Container) -> None:
         super().__init__(container, container.settings.poll_interval_seconds)
-        self.db = container.ops_db
+        # Relaxed (PostgreSQL: no flush of its own per commit): the to-do list and its tracking
+        # position are rebuilt from the event log together, and a lost lease only runs a job
+        # again, which finds its order already moved on. What a job decides is saved to the
+        # event store, durably.
+        self.db = container.ops_db.relaxed()
         self.step_seconds = container.settings.fulfillment_step_seconds
         self.lease_seconds = max(10.0, 5 * self.step_seconds)
         with self.db.transaction() as cur:
