@@ -174,6 +174,7 @@ DOCUMENTED = {
     ("/events", "get", "200"): "EventPage",
     ("/events/{event_id}", "get", "200"): "EventResponse",
     ("/events/{event_id}/redeliver", "post", "202"): "EventResponse",
+    ("/events/redeliver", "post", "202"): "RedeliveredResponse",
     ("/webhook_endpoint", "get", "200"): "EndpointResponse",
     ("/webhook_endpoint", "put", "200"): "EndpointSecretResponse",
     ("/webhook_endpoint/rotate_secret", "post", "200"): "EndpointSecretResponse",

@@ -170,7 +170,7 @@ class FulfillmentWorker(PollingWorker):
         stopped.shutdown(wait=False)
 
     def describe(self) -> str:
-        return f"fulfillment, one step every {self.step_seconds:g}s"
+        return f"fulfillment, one live step every {self.step_seconds:g}s; sandbox orders at once"
 
 
 def _job_threads() -> ThreadPoolExecutor:
