@@ -50,7 +50,10 @@ openapi-lint: $(STAMP) proto $(NODE_STAMP)
 test: $(STAMP) proto lint
 	$(BIN)/python -m pytest -n 4
 
+# The orders scenario drives its sustained load with wrk (Debian package), installed if missing.
 bench: $(STAMP) proto
+	@command -v wrk >/dev/null || { SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(BIN)/python -m bench
 
 # The crash, fault and rate-limit tests at PARTNER_API_CHAOS_SCALE times the load and rounds of

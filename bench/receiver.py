@@ -32,6 +32,12 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send(OK)
         await send(EMPTY)
         return
+    if scope["path"] == "/count":  # cheap to ask often, while deliveries still arrive
+        body = str(len(arrivals)).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+        return
     if scope["path"] == "/reset":
         arrivals.clear()
         posts = 0

@@ -47,6 +47,13 @@ PROFILE = os.environ.get("BENCH_PROFILE")  # a file: cProfile the delivery proce
 
 @contextmanager
 def running_receiver() -> Iterator[str]:
+    with running_receiver_process() as (url, _pid):
+        yield url
+
+
+@contextmanager
+def running_receiver_process() -> Iterator[tuple[str, int]]:
+    """The receiver's URL and process id."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "bench.receiver:app", "--port", str(port),
@@ -55,7 +62,7 @@ def running_receiver() -> Iterator[str]:
     )
     try:
         wait_http(f"http://127.0.0.1:{port}/stats")
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", process.pid
     finally:
         process.terminate()
         process.wait(timeout=20)

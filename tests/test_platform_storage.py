@@ -138,7 +138,7 @@ def test_idempotency_records_are_durable_and_scoped(settings: Settings) -> None:
         store.finish(claim, 201, b'{"id": "ord_1"}')
 
         # A new store over the same database (a restart) still remembers the key.
-        again = IdempotencyStore(container.ops_db, clock)
+        again = IdempotencyStore(container.idempotency.db, clock)
         same_json = fingerprint("POST", "/partner/v1/orders", b'{"b":2,"a":1}')
         replay = again.begin("org_a:test", "k1", same_json)
         assert replay is not None and replay.status == 201 and replay.body == b'{"id": "ord_1"}'

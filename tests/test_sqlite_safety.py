@@ -23,6 +23,9 @@ from conftest import RunningService
 from test_orders_sandbox import counts, new_workspace
 
 from infra.database import SQLiteDatabase
+from infra.settings import Settings
+from runtime.container import Container
+from services.idempotency import StoredResponse, fingerprint
 
 pytestmark = pytest.mark.parametrize("store_kind", ["sqlite"])
 
@@ -71,20 +74,45 @@ def test_commit_stamp_changes_with_a_commit_by_another_connection(
     assert store.commit_stamp() != before
 
 
-def test_idempotency_records_wait_for_the_disk(service: RunningService) -> None:
-    """The events file and `ops.sqlite` are flushed separately: a claim or stored response
-    that a machine crash could lose while the order it guards survived would let a retry with
-    the same key place the order again, so both commit with synchronous=FULL (2)."""
+def test_idempotency_records_share_the_events_file(service: RunningService) -> None:
+    """A claim or stored response that a machine crash could lose while the order it guards
+    survived would let a retry with the same key place the order again. They live in the
+    events file, whose WAL is written in order and flushed by every save: the claim reaches
+    the disk with (or before) the events saved under it, at one flush per request."""
     with service.partner() as partner:
         workspace = new_workspace(partner)
         order = partner.post("/orders", json=counts(workspace),
                              headers={"Idempotency-Key": "durable-1"})
         assert order.status_code == 201, order.text
     store = service.container.idempotency
+    events_file = service.container.store.env["SQLITE_DBNAME"]
     for records in (store._claims, store._responses):
-        assert isinstance(records, SQLiteDatabase) and records.path.name == "ops.sqlite"
-        (row,) = records.statement("PRAGMA synchronous")
-        assert row["synchronous"] == 2
+        assert isinstance(records, SQLiteDatabase) and str(records.path) == events_file
     (saved,) = store._responses.statement(
         "SELECT state FROM idempotency_records WHERE idem_key = 'durable-1'")
     assert saved["state"] == "done"
+
+
+def test_records_kept_in_the_operational_file_move_beside_the_events(
+    settings: Settings,
+) -> None:
+    """A deployment that kept its records in ops.sqlite finds them after the upgrade."""
+    old = SQLiteDatabase(settings.data_dir / "ops.sqlite")
+    with old.transaction() as cur:
+        cur.execute(
+            "CREATE TABLE idempotency_records (scope TEXT NOT NULL, idem_key TEXT NOT NULL, "
+            "fingerprint TEXT NOT NULL, state TEXT NOT NULL, status INTEGER, body TEXT, "
+            "created_at DOUBLE PRECISION NOT NULL, leased_at DOUBLE PRECISION, "
+            "PRIMARY KEY (scope, idem_key))")
+        cur.execute("INSERT INTO idempotency_records VALUES "
+                    "('org_a:test', 'k1', ?, 'done', 201, '{\"id\": 1}', ?, NULL)",
+                    (fingerprint("POST", "/p", b"{}"), time.time()))
+    old.close()
+    container = Container.build(settings)
+    try:
+        replay = container.idempotency.begin("org_a:test", "k1", fingerprint("POST", "/p", b"{}"))
+        assert isinstance(replay, StoredResponse) and replay.body == b'{"id": 1}'
+        assert not container.ops_db.statement(
+            "SELECT name FROM sqlite_master WHERE name = 'idempotency_records'")
+    finally:
+        container.close()

@@ -12,7 +12,7 @@ customer sets at their registrar. Whether the customer has done so is decided by
 | a forwarding target whose host ends in `.invalid` (or has no host) | it does not resolve: forwarding fails |
 
 Everything else counts as pointed at once. Records are real: SPF, DMARC, MX and a DKIM record
-holding a freshly generated RSA-2048 public key.
+holding an RSA-2048 public key of the deployment's set (`adapters/dkim.py`).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def mail_records(name: str) -> list[dict[str, Any]]:
         {
             "type": "TXT",
             "name": f"{DKIM_SELECTOR}._domainkey.{name}",
-            "value": dkim_record_value(),
+            "value": dkim_record_value(name),
             "ttl": _TTL,
         },
         {

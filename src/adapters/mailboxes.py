@@ -122,7 +122,7 @@ def dns_records(domain: str, suite: str | None) -> list[dict[str, Any]]:
             {
                 "type": "TXT",
                 "name": f"{suite.replace('_', '')}._domainkey.{domain}",
-                "value": dkim_record_value(),
+                "value": dkim_record_value(domain),
                 "ttl": 3600,
             }
         )

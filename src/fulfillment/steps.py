@@ -52,7 +52,7 @@ def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
             item["registered"] = True
         if order.kind == PURCHASE and not item.get("dns_records"):
             # A bare purchase has no suite yet: the zone gets our DNS host's records (MX, SPF,
-            # DMARC, DKIM with a fresh key); an order using it later sets its suite's records.
+            # DMARC, DKIM); an order using it later sets its suite's records.
             item["dns_records"] = dns.mail_records(item["domain"])
     return Outcome(domains)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from adapters import dkim
 from infra.clock import Clock, SystemClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.deployment import ensure_deployment_id
@@ -37,6 +38,15 @@ def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
         SQLiteDatabase(settings.data_dir / "ops.sqlite"),
         SQLiteDatabase(settings.data_dir / "rate.sqlite", durable=False),
     )
+
+
+def _idempotency_database(settings: Settings, ops_db: Database
+                          ) -> tuple[Database, Database | None]:
+    """Where idempotency records live: the event store's database (services/idempotency.py),
+    and on SQLite the operational file they are moved out of."""
+    if settings.database_url:
+        return ops_db, None
+    return SQLiteDatabase(settings.data_dir / "events.sqlite"), ops_db
 
 
 @contextmanager
@@ -72,6 +82,7 @@ class Container:
     rate_limiter: RateLimiter
     idempotency: IdempotencyStore
     sealer: Sealer
+    dkim_keys: dkim.KeySet
     extras: dict[str, Any] = field(default_factory=dict)
     deployment_id: str = ""  # the store's identity (infra/deployment.py)
     # Storage failures this process saw, which readiness reports (runtime/readiness.py).
@@ -87,6 +98,9 @@ class Container:
     def _build(cls, settings: Settings, clock: Clock) -> Container:
         read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
         store = EventStore(eventstore_env(settings))
+        records_db, moved_from = _idempotency_database(settings, ops_db)
+        dkim_keys = dkim.KeySet(dkim.StoredKeys(ops_db))
+        dkim.use(dkim_keys)  # the simulators draw this deployment's keys
         return cls(
             settings=settings,
             clock=clock,
@@ -99,13 +113,17 @@ class Container:
             ),
             accounts=Accounts(store, clock),
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),
-            idempotency=IdempotencyStore(ops_db, clock),
+            idempotency=IdempotencyStore(records_db, clock, moved_from),
             sealer=Sealer(settings.secret_key),
-            databases=list({id(db): db for db in (read_db, ops_db, rate_db)}.values()),
+            dkim_keys=dkim_keys,
+            databases=list(
+                {id(db): db for db in (read_db, ops_db, rate_db, records_db)}.values()
+            ),
             deployment_id=ensure_deployment_id(ops_db),
         )
 
     def close(self) -> None:
+        self.dkim_keys.stop()
         self.read_models.stop()
         self.store.close()
         for db in self.databases:  # each closes its relaxed pool with it

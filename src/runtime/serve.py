@@ -20,6 +20,7 @@ import uvicorn
 import uvloop
 from litestar import Litestar
 
+from adapters import dkim
 from gateway.rest import metrics
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
@@ -67,6 +68,7 @@ class RunningRoles:
     async def start(self) -> None:
         if self.checkpoints is not None:
             self.checkpoints.start()
+        dkim.start_making_keys()  # a deployment's first start makes its set, in the background
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)

@@ -97,16 +97,19 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 
 
 class IdempotencyStore:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    """The records live in the event store's own database (SQLite: the events file; PostgreSQL:
+    its schema), so that one durable commit per request is enough: the claim and the stored
+    response commit without waiting for their own flush, and the event store's durable commit
+    of what the request saves flushes the claim with it (one WAL, written in order). A crash
+    can then only lose a claim together with what was saved under it, never the claim alone
+    (a retry would save the order again under new ids). A response lost to a machine crash
+    leaves a claim that a retry takes over after its lease, deriving the same ids, so it
+    finds what was saved and answers it (as after a process that died between the two)."""
+
+    def __init__(self, db: Database, clock: Clock, moved_from: Database | None = None) -> None:
         self.db = db
-        # A claim must reach the disk no later than what the request saves under it, or a
-        # retry after a machine crash would save it again under new ids. On PostgreSQL one WAL
-        # holds both, flushed in order, so a claim or a release may skip its own flush (a lost
-        # release only leaves a claim that a retry takes over after its lease). SQLite keeps
-        # them in different files: there a claim waits for the disk itself. The stored response
-        # answers a retry once the client has seen it, so `finish` always waits for the disk.
-        self._claims = db.relaxed() if db.dialect == "postgres" else db.durable()
-        self._responses = db.durable()
+        self._claims = db.relaxed()
+        self._responses = db.relaxed()
         self.clock = clock
         with db.transaction() as cur:
             cur.execute(
@@ -116,6 +119,8 @@ class IdempotencyStore:
                 "PRIMARY KEY (scope, idem_key))"
             )
             _add_lease_column(cur, db.dialect)
+        if moved_from is not None:
+            _move_records(moved_from, db)
 
     def begin(self, scope: str, key: str, print_: str) -> StoredResponse | Claim:
         """Claim the key, or return the first response; raise while the first still runs."""
@@ -231,3 +236,24 @@ def _replay(row: dict[str, Any] | None, print_: str) -> StoredResponse:
             "A request with this Idempotency-Key is still being processed; retry shortly.",
         )
     return StoredResponse(int(row["status"]), str(row["body"]).encode())
+
+
+_COLUMNS = "scope, idem_key, fingerprint, state, status, body, created_at, leased_at"
+
+
+def _move_records(old: Database, new: Database) -> None:
+    """Records a deployment kept in its operational database before they moved beside the
+    events: copied over (those already there win), then removed from the old place."""
+    with old.transaction() as cur:
+        if not cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                           "name = 'idempotency_records'").fetchall():
+            return
+        rows = cur.execute("SELECT * FROM idempotency_records").fetchall()
+        with new.transaction() as into:
+            for row in rows:
+                into.execute(
+                    f"INSERT INTO idempotency_records ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (scope, idem_key) DO NOTHING",
+                    tuple(row.get(c.strip()) for c in _COLUMNS.split(",")),
+                )
+        cur.execute("DROP TABLE idempotency_records")

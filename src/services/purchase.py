@@ -11,7 +11,7 @@ or `already_owned`); a concurrent purchase or order that took a name first is re
 same way. Nothing is charged when any name is refused.
 
 The order's domains carry `provider: null`; the worker's `register` step gives each real mail
-DNS records (MX, SPF, DKIM with a fresh RSA key, DMARC) shown on its `GET /domains/{id}` row;
+DNS records (MX, SPF, DKIM with an RSA key of the deployment's set, DMARC) shown on its `GET /domains/{id}` row;
 once it completes they are inventory a later order for the same workspace or customer (or any,
 without a workspace) may use.
 """

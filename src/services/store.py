@@ -51,6 +51,8 @@ def eventstore_env(settings: Settings) -> dict[str, str]:
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         "SQLITE_DBNAME": str(settings.data_dir / "events.sqlite"),
         "SQLITE_LOCK_TIMEOUT": "30",
+        # eventsourcing's recorder, the saves of concurrent requests committed together.
+        "APPLICATION_RECORDER_TOPIC": "infra.group_commit:GroupCommitSQLiteRecorder",
     }
 
 

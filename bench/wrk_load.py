@@ -1,0 +1,128 @@
+"""The sustained load of the orders benchmark: `wrk` (C, one thread) with `bench/orders.lua`, so
+the load generator takes little of the two cores the service runs on; and the CPU time each
+process of the run spends, read from /proc."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.scenario_mixed import API, Tenant
+
+SCRIPT = Path(__file__).with_name("orders.lua")
+
+
+@dataclass
+class WrkRun:
+    requests: int
+    errors: int
+    seconds: float
+    cpu_seconds: float  # wrk's own, user + system
+    p50_ms: float
+    p99_ms: float
+
+
+def wrk_binary() -> str:
+    found = shutil.which("wrk")
+    if found is None:
+        raise RuntimeError("wrk is not installed: `make bench` installs the Debian package")
+    return found
+
+
+def run_wrk(base_url: str, tenants: list[Tenant], seconds: float, connections: int) -> WrkRun:
+    """`connections` kept-alive connections POSTing orders back to back for `seconds`."""
+    env = {
+        **os.environ,
+        "BENCH_WRK_PATH": f"{API}/orders",
+        "BENCH_WRK_TENANTS": ";".join(f"{t.secret} {t.workspace_id}" for t in tenants),
+        "BENCH_WRK_RUN": uuid.uuid4().hex[:12],
+    }
+    with tempfile.TemporaryFile() as out:
+        process = subprocess.Popen(
+            [wrk_binary(), "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "60s",
+             "-s", str(SCRIPT), base_url],
+            env=env, stdout=out, stderr=subprocess.DEVNULL,
+        )
+        # wait4 rather than wait: it also gives the CPU time wrk used.
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = out.read().decode().splitlines()
+    if process.returncode != 0 or not lines:
+        raise RuntimeError(f"wrk failed ({process.returncode}): {lines[-5:]}")
+    figures = json.loads(lines[-1])
+    return WrkRun(figures["requests"], figures["errors"], figures["seconds"],
+                  usage.ru_utime + usage.ru_stime, figures["p50_ms"], figures["p99_ms"])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, every thread."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_named(pid: int, name: str) -> int | None:
+    """A child process of `pid` by its command name (the service's embedded nats-server)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if Path(f"/proc/{child}/comm").read_text().strip() == name:
+                return int(child)
+    return None
+
+
+class CpuMeter:
+    """CPU seconds of named processes between `start` and `stop`."""
+
+    def __init__(self, pids: dict[str, int | None]) -> None:
+        self.pids = {name: pid for name, pid in pids.items() if pid is not None}
+        self._before: dict[str, float] = {}
+        self.used: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, float]:
+        self.used = {name: cpu_seconds(pid) - self._before[name]
+                     for name, pid in self.pids.items()}
+        return self.used
+
+
+class FlushCounter:
+    """fsync and fdatasync calls of a process (every thread it has when counting starts),
+    counted by `perf stat` on the kernel's syscall tracepoints: the durable commits SQLite made.
+    Counts nothing (None) where perf or its tracepoints are not available."""
+
+    EVENTS = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync"
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._process: subprocess.Popen[bytes] | None = None
+        self._out = Path(tempfile.mkstemp(prefix="bench-flushes-")[1])
+
+    def start(self) -> None:
+        perf = shutil.which("perf")
+        if perf is not None:
+            self._process = subprocess.Popen(
+                [perf, "stat", "-x,", "-o", str(self._out), "-e", self.EVENTS,
+                 "-p", str(self.pid)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+
+    def stop(self) -> int | None:
+        if self._process is None:
+            return None
+        self._process.send_signal(signal.SIGINT)
+        self._process.wait(timeout=30)
+        counts = [line.split(",")[0] for line in self._out.read_text().splitlines()
+                  if "syscalls:" in line]
+        self._out.unlink(missing_ok=True)
+        if not counts or not all(c.isdigit() for c in counts):
+            return None
+        return sum(int(c) for c in counts)
