@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post, put
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
@@ -204,7 +203,7 @@ class EventsController(Controller):
         ),
         status_code=202,
         responses={
-            202: ResponseSpec(RedeliveredResponse, description="How many events were queued")
+            202: ResponseDoc(RedeliveredResponse, description="How many events were queued")
         },
     )
     async def redeliver_since(
