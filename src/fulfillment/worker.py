@@ -11,6 +11,7 @@ check makes a step that two workers (or a restarted one) attempt land once.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -25,8 +26,12 @@ from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.orders import apply_outcome, finalize_cancel
+from services.sandbox_clock import resume, unsettled_sweeps
 
 log = logging.getLogger(__name__)
+
+RESUME_CHECK_SECONDS = 5.0
+ABANDONED_ADVANCE_SECONDS = 120.0
 
 TRACKING = "fulfillment"
 STEP, CANCEL = "step", "cancel"
@@ -49,6 +54,9 @@ class FulfillmentWorker(PollingWorker):
                 "job TEXT NOT NULL, due_at DOUBLE PRECISION NOT NULL)"
             )
         self.follower = Follower(container.store, self.db, TRACKING, self._track)
+        self._next_resume_check = 0.0
+        # At start every unsettled advance is a dead process's; later only ones this old are.
+        self._resume_after = -1.0
 
     def _track(self, cur: Any, event: Any, position: int) -> None:
         name = type(event).__qualname__
@@ -76,6 +84,7 @@ class FulfillmentWorker(PollingWorker):
     def run_once(self) -> int:
         """Catch up with the log, then run every job that is due; returns how many ran."""
         self.follower.catch_up()
+        self._resume_sandbox_advances()
         now = self.container.clock.now()
         with self.db.read() as cur:
             due = cur.execute(
@@ -89,6 +98,20 @@ class FulfillmentWorker(PollingWorker):
                 self._run(uuid.UUID(hex=row["order_id"]), row["job"])
                 ran += 1
         return ran
+
+    def _resume_sandbox_advances(self) -> None:
+        """Finish the sandbox clock advances a dead process left half done (at start, and
+        those noted long enough ago that their own process cannot still be running them)."""
+        if time.monotonic() < self._next_resume_check:
+            return
+        self._next_resume_check = time.monotonic() + RESUME_CHECK_SECONDS
+        real_now = self.container.clock.real_now()
+        for org_id in unsettled_sweeps(self.container, real_now - self._resume_after):
+            try:
+                resume(self.container, org_id)
+            except Exception:
+                log.exception("sandbox clock of %s: resuming its advance failed", org_id)
+        self._resume_after = ABANDONED_ADVANCE_SECONDS
 
     def _claim(self, row: dict[str, Any], now: float) -> bool:
         """Push the job's due time out by a lease, unless another worker did so first."""
@@ -104,6 +127,11 @@ class FulfillmentWorker(PollingWorker):
         order = self.container.store.find(order_uuid, Order)
         if not isinstance(order, Order):
             return
+        # A sandbox order's grace window ends on its organization's sandbox clock.
+        with self.container.clock.scoped(order.org_id, order.environment):
+            self._move(order, job)
+
+    def _move(self, order: Order, job: str) -> None:
         at = self.container.clock.now()
         others: list[Aggregate] = []
         if job == CANCEL and order.status == CANCEL_SCHEDULED:
@@ -125,7 +153,7 @@ class FulfillmentWorker(PollingWorker):
         try:
             self.container.store.save(order, *others)
         except RecordConflictError:
-            log.info("order %s moved by another writer; the job runs again", order_uuid)
+            log.info("order %s moved by another writer; the job runs again", order.id)
 
     async def start(self) -> None:
         # Jobs come from the event log; catch up before the first pass so none is missed.

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from infra.clock import Clock, SystemClock
+from infra.clock import Clock, SystemClock, TenantClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.sealing import Sealer
 from infra.settings import Settings
@@ -18,6 +18,7 @@ from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
 from services.rate_limit import RateLimiter
+from services.sandbox_offsets import sandbox_offset
 from services.store import EventStore, eventstore_env
 
 
@@ -61,7 +62,7 @@ def schema_setup_lock(settings: Settings) -> Iterator[None]:
 @dataclass
 class Container:
     settings: Settings
-    clock: Clock
+    clock: TenantClock
     store: EventStore
     read_db: Database
     ops_db: Database
@@ -82,9 +83,13 @@ class Container:
     def _build(cls, settings: Settings, clock: Clock) -> Container:
         read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
         store = EventStore(eventstore_env(settings))
+        tenant_clock = TenantClock(clock)
+        tenant_clock.offset_of = lambda org_id: sandbox_offset(store, org_id)
+        # Keys, rate buckets and idempotency records are the organization's, not its sandbox's:
+        # they stay on real time.
         return cls(
             settings=settings,
-            clock=clock,
+            clock=tenant_clock,
             store=store,
             read_db=read_db,
             ops_db=ops_db,
