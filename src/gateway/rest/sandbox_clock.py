@@ -31,7 +31,7 @@ organizations are never affected."""
 
 # Documentation only: the handler checks the bounds itself, to answer with `field`.
 class AdvanceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    seconds: Annotated[int | None, documented(ge=1, le=MAX_ADVANCE_SECONDS)] = None
+    seconds: Annotated[int | None, documented(minimum=1, maximum=MAX_ADVANCE_SECONDS)] = None
     to: str | None = None  # ISO 8601
 
 
