@@ -26,11 +26,14 @@ from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.orders import apply_outcome, finalize_cancel
+from services.renewals import due_terms, run_term
 from services.sandbox_clock import resume, unsettled_sweeps
 
 log = logging.getLogger(__name__)
 
 RESUME_CHECK_SECONDS = 5.0
+# Anniversaries are days apart; a pass a minute is prompt enough and costs one query.
+RENEWAL_PASS_SECONDS = 60.0
 ABANDONED_ADVANCE_SECONDS = 120.0
 
 TRACKING = "fulfillment"
@@ -55,6 +58,7 @@ class FulfillmentWorker(PollingWorker):
             )
         self.follower = Follower(container.store, self.db, TRACKING, self._track)
         self._next_resume_check = 0.0
+        self._next_renewal_pass = 0.0
         # At start every unsettled advance is a dead process's; later only ones this old are.
         self._resume_after = -1.0
 
@@ -85,6 +89,9 @@ class FulfillmentWorker(PollingWorker):
         """Catch up with the log, then run every job that is due; returns how many ran."""
         self.follower.catch_up()
         self._resume_sandbox_advances()
+        if time.monotonic() >= self._next_renewal_pass:
+            self._next_renewal_pass = time.monotonic() + RENEWAL_PASS_SECONDS
+            self.renew_live_terms()
         now = self.container.clock.now()
         with self.db.read() as cur:
             due = cur.execute(
@@ -98,6 +105,19 @@ class FulfillmentWorker(PollingWorker):
                 self._run(uuid.UUID(hex=row["order_id"]), row["job"])
                 ran += 1
         return ran
+
+    def renew_live_terms(self) -> int:
+        """Renew (or lapse) the live domains whose anniversary has come, on real time; the
+        sandbox's run on its clock's advances. Returns how many moved."""
+        with self.container.read_db.read() as cur:
+            due = due_terms(cur, "tenant LIKE ?", "%:live", self.container.clock.real_now())
+        moved = 0
+        for _due_at, _kind, dom_id in due:
+            try:
+                moved += run_term(self.container, dom_id) is not None
+            except Exception:
+                log.exception("renewal of %s failed; it is tried again next pass", dom_id)
+        return moved
 
     def _resume_sandbox_advances(self) -> None:
         """Finish the sandbox clock advances a dead process left half done (at start, and

@@ -72,8 +72,9 @@ def settle(container: Any, org_id: str, offset: float) -> dict[str, int]:
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
         with container.clock.scoped(org_id, SANDBOX, pinned=item.due_at):
-            if RUNNERS[item.kind](container, item.ref):
-                counts[item.kind] += 1
+            ran = RUNNERS[item.kind](container, item.ref)
+            if ran:
+                counts[ran if isinstance(ran, str) else item.kind] += 1
     with container.clock.scoped(org_id, SANDBOX, pinned=now):
         counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, now)
 

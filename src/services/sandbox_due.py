@@ -19,6 +19,7 @@ from domain.orders import CANCEL_SCHEDULED, Order
 from infra.clock import SANDBOX
 from infra.ids import parse_id
 from services.orders import finalize_cancel
+from services.renewals import LAPSES, RENEWS, due_terms, run_term
 from services.swaps import detach_warm_domain
 from services.wallet import retry_conflicts
 from webhooks.deliveries import Due, Outcome, claim_due_of_tenant, record_attempts
@@ -26,8 +27,8 @@ from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 
-GRACE_WINDOWS, WARM_PERIODS = "grace_windows", "warm_periods"
-RENEWALS, LAPSES, WEBHOOK_ATTEMPTS = "renewals", "lapses", "webhook_attempts"
+GRACE_WINDOWS, WARM_PERIODS, WEBHOOK_ATTEMPTS = "grace_windows", "warm_periods", "webhook_attempts"
+RENEWALS = RENEWS
 KINDS = (GRACE_WINDOWS, WARM_PERIODS, RENEWALS, LAPSES, WEBHOOK_ATTEMPTS)
 
 
@@ -57,13 +58,10 @@ def due_items(container: Any, org_id: str, due_by: float) -> list[DueItem]:
         if ends is not None and ends <= due_by:
             items.append(DueItem(ends, GRACE_WINDOWS, row["id"]))
     items += [DueItem(float(r["warm_until"]), WARM_PERIODS, r["id"]) for r in warm]
-    for finder in EXTRA_FINDERS:
-        items += finder(container, org_id, due_by)
+    with container.read_db.read() as cur:
+        terms = due_terms(cur, "tenant = ?", tenant, due_by)
+    items += [DueItem(due, kind, dom_id) for due, kind, dom_id in terms]
     return sorted(items)
-
-
-# Renewals and lapses register their finder and runner here (services/renewals.py).
-EXTRA_FINDERS: list[Callable[[Any, str, float], list[DueItem]]] = []
 
 
 def end_grace_window(container: Any, order_id: str) -> bool:
@@ -86,9 +84,13 @@ def end_grace_window(container: Any, order_id: str) -> bool:
     return retry_conflicts(run)
 
 
-RUNNERS: dict[str, Callable[[Any, str], bool]] = {
+# Each returns whether it ran the item, or the kind it ran it as (a renewal whose payment
+# grace is over lapses instead).
+RUNNERS: dict[str, Callable[[Any, str], bool | str | None]] = {
     GRACE_WINDOWS: end_grace_window,
     WARM_PERIODS: detach_warm_domain,
+    RENEWALS: run_term,
+    LAPSES: run_term,
 }
 
 

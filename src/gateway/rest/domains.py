@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anyio
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, get, patch, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
@@ -16,6 +17,8 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from services.domains import __doc__ as AVAILABILITY_RULES
 from services.domains import check_availability, get_domain, render_rows
+from services.renewals import __doc__ as RENEWAL_RULES
+from services.renewals import set_auto_renew
 
 CATEGORIES = ("inventory", "connected")
 
@@ -66,6 +69,10 @@ class DomainOut(msgspec.Struct, kw_only=True):
     order_id: str | None | msgspec.UnsetType = msgspec.UNSET
     workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET
     usable_for: list[Literal["suite_a", "suite_b"]] | msgspec.UnsetType = msgspec.UNSET
+
+
+class RenewalBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    auto_renew: bool
 
 
 class DomainResponse(msgspec.Struct):
@@ -155,3 +162,31 @@ class DomainsController(Controller):
     async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant
         return {"data": get_domain(container_of(request), tenant, domain_id)}
+
+    @patch(
+        "/{domain_id:str}",
+        operation_id="updateDomain",
+        summary="Turn a bought domain's yearly renewal (`auto_renew`) off or on",
+        description=(RENEWAL_RULES or "")
+        + "\n\nBody: `{\"auto_renew\": false}` or `true`. `full` preset. An imported domain: "
+        "409 `domain_not_renewable`. Answers the domain.",
+        responses={
+            200: ResponseSpec(DomainResponse, description="The domain"),
+            409: ResponseSpec(
+                None, description="domain_not_renewable: an imported domain renews with the "
+                "customer's registrar"
+            ),
+        },
+    )
+    async def update(
+        self, request: Request[Any, Any, Any], domain_id: str, data: RenewalBody
+    ) -> dict[str, Any]:
+        tenant = principal_of(request).tenant
+        container = container_of(request)
+
+        def run() -> dict[str, Any]:
+            set_auto_renew(container, tenant, domain_id, data.auto_renew)
+            container.read_models.wait_for_stored(container.store.recorder)
+            return get_domain(container, tenant, domain_id)
+
+        return {"data": await anyio.to_thread.run_sync(run)}

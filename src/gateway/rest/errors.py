@@ -56,6 +56,7 @@ STATUS_BY_CODE: dict[str, int] = {
         409,
     ),
     "bundle_archived": 409,
+    "domain_not_renewable": 409,
     "payload_too_large": 413,
     "provider_credentials_invalid": 422,
     "rate_limited": 429,
