@@ -11,6 +11,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
+from gateway.portal.clock_routes import PortalClockController
 from gateway.rest.allow_header import correct_allow_header
 from gateway.rest.auth import AuthAndRateLimitMiddleware
 from gateway.rest.errors import handle_exception
@@ -63,6 +64,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
             readyz,
             metrics_endpoint,
             PortalController,
+            PortalClockController,
             *extra_routes,
         ],
         exception_handlers={Exception: handle_exception},
