@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 from conftest import PG_URL, RunningService
+from test_orders_sandbox import wait_order
 
 from services.wallet import credit
 from webhooks.endpoints import endpoints_of
@@ -45,6 +46,8 @@ def build_history(service: RunningService) -> dict[str, Any]:
         headers={"Idempotency-Key": "audit-order-1"},
     )
     assert order.status_code in (200, 201, 202), order.text
+    if "worker" in service.roles:  # its completion belongs to the history too
+        wait_order(partner, order.json()["data"]["id"])
     service.new_key(other_org, "live", "limited")
     service.wait_projections()
     return {"org_id": org_id, "other_org": other_org, "secret": secret, "key_id": spare.id}

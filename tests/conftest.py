@@ -131,6 +131,7 @@ class RunningService:
     container: Container
     server: Any
     thread: threading.Thread
+    roles: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def api(self) -> str:
@@ -191,7 +192,9 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
                     raise RuntimeError("service did not start")
                 time.sleep(0.02)
             if server.started:
-                running = RunningService(f"http://127.0.0.1:{port}", container, server, thread)
+                running = RunningService(
+                    f"http://127.0.0.1:{port}", container, server, thread, list(chosen)
+                )
                 started.append(running)
                 return running
             container.close()

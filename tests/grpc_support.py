@@ -15,7 +15,7 @@ ROLES = ["gateway", "projections", "grpc", "audit"]
 
 
 def grpc_service(service_factory: ServiceFactory, **overrides: Any) -> RunningService:
-    return service_factory(grpc_port=free_port(), roles=ROLES, **overrides)
+    return service_factory(grpc_port=free_port(), roles=overrides.pop("roles", ROLES), **overrides)
 
 
 def target(service: RunningService) -> str:

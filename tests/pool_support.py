@@ -7,14 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, place, placed
 
 
 def ordered_domains(client: httpx.Client, a: int = 2, b: int = 0) -> list[str]:
     """Names of the domains of a new completed sandbox order (suite_a first)."""
-    response = place(client, counts(new_workspace(client), a=a, b=b))
-    assert response.status_code == 201, response.text
-    order = response.json()["data"]
+    order = placed(client, counts(new_workspace(client), a=a, b=b))
     assert order["status"] == "completed", order
     return [d["domain"] for d in sorted(order["domains"], key=lambda d: d["suite"])]
 

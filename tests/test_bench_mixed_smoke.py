@@ -12,7 +12,7 @@ from webhook_receiver import Receiver
 
 from bench.scenario_mixed import MIX, load_and_wait, set_up_tenants
 
-ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 
 
 class ReceiverInProcess:

@@ -107,7 +107,7 @@ def test_service_recovers_when_postgres_drops_its_connections(
           f"{len(accepted)} orders, {events} webhook events, 0 lost")
 
 
-WEBHOOK_ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+WEBHOOK_ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 from conftest import RunningService
+from test_orders_sandbox import settled
 
 
 def check(client: httpx.Client, *names: str) -> list[dict[str, Any]]:
@@ -30,8 +31,7 @@ def place_order(client: httpx.Client, a: int, b: int) -> dict[str, str]:
     if b:
         body["suite_b"] = {"domains": b, "inboxes_per_domain": 1}
     response = client.post("/orders", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
-    assert response.status_code == 201, response.text
-    return {d["domain"]: d["suite"] for d in response.json()["data"]["domains"]}
+    return {d["domain"]: d["suite"] for d in settled(client, response)["domains"]}
 
 
 def test_rows_carry_every_field_and_simulated_outcomes(service: RunningService) -> None:
@@ -193,7 +193,7 @@ def test_generate_limits(service: RunningService) -> None:
 
 
 def test_sub_domains_are_imported_and_ordered_but_never_bought(service: RunningService) -> None:
-    from test_orders_sandbox import counts, new_workspace, place
+    from test_orders_sandbox import counts, new_workspace, placed
     from test_wallet_purchase import buy, credit
 
     with service.partner() as client:
@@ -203,8 +203,9 @@ def test_sub_domains_are_imported_and_ordered_but_never_bought(service: RunningS
         (row,) = check(client, "mail.sub-client.com")
         assert row["available"] is True and row["owned"] is True
         named = [{"domain": "mail.sub-client.com", "suite": "suite_a"}]
-        ordered = place(client, counts(new_workspace(client), a=1, domains=named))
-        assert ordered.status_code == 201, ordered.text
+        assert placed(client, counts(new_workspace(client), a=1, domains=named))["status"] == (
+            "completed"
+        )
     org = service.new_org()
     credit(service, org, 5000)
     with service.client(service.new_key(org, "live")) as live:

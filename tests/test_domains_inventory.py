@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 from conftest import RunningService
+from test_orders_sandbox import settled
 
 from infra.clock import ManualClock
 
@@ -26,9 +27,7 @@ def order(client: httpx.Client, **extra: Any) -> dict[str, Any]:
         **extra,
     }
     response = client.post("/orders", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
-    assert response.status_code == 201, response.text
-    placed: dict[str, Any] = response.json()["data"]
-    return placed
+    return settled(client, response)
 
 
 def domains(client: httpx.Client, **params: Any) -> list[dict[str, Any]]:

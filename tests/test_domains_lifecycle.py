@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 from test_domains_inventory import domains, forward
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, place, placed
 from test_wallet_purchase import buy, credit
 
 
@@ -108,7 +108,7 @@ def test_imported_domain_on_an_order_connects_once(service: RunningService) -> N
         body = counts(workspace, a=2, domains=[{"domain": "once.com", "suite": "suite_a"}])
         body["suite_a"]["domains"] = 1
         body["suite_b"] = {"domains": 1, "inboxes_per_domain": 1}
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         assert order["status"] == "completed"
         service.wait_projections()
         (row,) = domains(client, domain="once.com")
@@ -137,7 +137,7 @@ def test_an_imported_domain_that_broke_an_order_stays_unpicked(service: RunningS
         )
         service.wait_projections()
         named = counts(workspace, a=1, domains=[{"domain": "mailfail-imp.com", "suite": "suite_a"}])
-        assert place(client, named).json()["data"]["status"] == "failed"
+        assert placed(client, named)["status"] == "failed"
         forward(client, ["mailfail-imp.com"], "https://f.example/")
         service.wait_projections()
         drawn = client.post("/quotes", json=counts(workspace, a=1)).json()["data"]

@@ -7,7 +7,7 @@ import uuid
 
 import httpx
 from conftest import RunningService, ServiceFactory
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, placed
 from test_wallet_purchase import buy, credit
 
 
@@ -49,7 +49,7 @@ def test_domain_list_filters_and_pages(service: RunningService) -> None:
     with service.partner() as client:
         imported = client.post("/domains/import", json={"domains": ["own-a.com", "own-b.com"]})
         assert imported.status_code == 201, imported.text
-        order = place(client, counts(new_workspace(client), a=3)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=3))
         service.wait_projections()
 
         pages = page_ids(client, per_page=2)

@@ -10,7 +10,7 @@ import httpx
 from conftest import RunningService, ServiceFactory
 from test_domains_inventory import domains
 from test_orders_codes_events import advance_until
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, placed
 from test_swaps import settled
 
 from infra.clock import ManualClock
@@ -26,12 +26,11 @@ def _availability(client: httpx.Client, name: str) -> dict[str, Any]:
 def _shared(client: httpx.Client) -> tuple[str, str, str]:
     """(name, the suite_a order, the suite_b order), both completed on the same name."""
     workspace = new_workspace(client)
-    first = place(client, counts(workspace, a=1)).json()["data"]
+    first = placed(client, counts(workspace, a=1))
     name = first["domains"][0]["domain"]
     named = [{"domain": name, "suite": "suite_b"}]
-    second = place(client, counts(workspace, a=0, b=1, domains=named))
-    assert second.status_code == 201, second.text
-    return name, first["id"], second.json()["data"]["id"]
+    second = placed(client, counts(workspace, a=0, b=1, domains=named))
+    return name, first["id"], second["id"]
 
 
 def test_cancelling_one_of_two_orders_on_a_name_leaves_it_connected_to_the_other(

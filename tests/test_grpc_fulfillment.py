@@ -14,8 +14,8 @@ from typing import Any
 import grpc
 import pytest
 from conftest import RunningService, ServiceFactory, free_port
-from grpc_support import auth, grpc_service, trailer, with_channel
-from test_orders_sandbox import counts, new_workspace, place
+from grpc_support import ROLES, auth, grpc_service, trailer, with_channel
+from test_orders_sandbox import counts, new_workspace, place, placed
 from test_wallet_purchase import buy, credit
 
 from audit.replay import replay
@@ -215,9 +215,9 @@ def test_stream_work_sends_current_work_then_follows_changes(service_factory: Se
 
 def burnable_domain(service_factory: ServiceFactory) -> tuple[RunningService, Any, str]:
     """A gRPC service, an operator's call metadata, and a domain of a completed order."""
-    service = grpc_service(service_factory)
+    service = grpc_service(service_factory, roles=[*ROLES, "worker"])  # completes it
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=1))
     return service, as_alice(service), order["domains"][0]["domain"]
 
 

@@ -10,7 +10,7 @@ from conftest import RunningService, ServiceFactory
 from test_domains_inventory import domains
 from test_domains_lifecycle import events_of
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, place, placed, settled
 from test_wallet_purchase import buy, credit
 
 from infra.clock import ManualClock
@@ -19,21 +19,20 @@ from infra.clock import ManualClock
 def test_suite_b_domain_is_not_usable_for_suite_b_again(service: RunningService) -> None:
     with service.partner() as client:
         workspace = new_workspace(client)
-        first = place(client, counts(workspace, a=0, b=1)).json()["data"]
+        first = placed(client, counts(workspace, a=0, b=1))
         name = first["domains"][0]["domain"]
         again = counts(workspace, a=0, b=1, domains=[{"domain": name, "suite": "suite_b"}])
         error = error_of(place(client, again), 400, "domain_not_usable_for_provider")
         assert error["field"] == "domains[0].domain"
         assert error["details"] == {"usable_for": ["suite_a"]}
         other_suite = counts(workspace, a=1, domains=[{"domain": name, "suite": "suite_a"}])
-        second = place(client, other_suite)
-        assert second.status_code == 201
+        second = settled(client, place(client, other_suite))
         service.wait_projections()
         # Both suites send from it now: the second order's domain.connected says so, as the
         # domain list and availability do (spec 2.5).
         connected = [
             e["data"] for e in events_of(client, "domain.connected")
-            if e["data"]["order_id"] == second.json()["data"]["id"]
+            if e["data"]["order_id"] == second["id"]
         ]
         assert [d["usable_for"] for d in connected] == [["suite_a"]]
         (row,) = domains(client, domain=name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 from conftest import RunningService
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, place, settled
 from test_wallet_purchase import buy, credit
 
 from gateway.rest.order_shapes import (
@@ -29,6 +29,9 @@ def test_orders_answer_their_documented_shape(service: RunningService) -> None:
             order = response.json()["data"]
             assert set(order) == set(OrderOut.__struct_fields__)
             assert set(order["domains"][0]) == set(OrderDomain.__struct_fields__)
+        # Both were answered `in_progress`; what the worker makes of them keeps the shape too.
+        assert settled(client, completed)["status"] == "completed"
+        assert settled(client, waiting)["status"] == "action_required"
         order_id = waiting.json()["data"]["id"]
         msgspec.json.decode(client.get(f"/orders/{order_id}").content, type=OrderResponse)
         msgspec.json.decode(client.get("/orders").content, type=OrderList)

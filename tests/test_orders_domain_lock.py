@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from conftest import RunningService, ServiceFactory
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, error_of, new_workspace
+from test_orders_sandbox import counts, error_of, new_workspace, settled
 from test_spec_audit_races import fire
 from test_wallet_purchase import buy, credit
 
@@ -43,7 +43,8 @@ def test_concurrent_orders_naming_one_domain_one_wins(service: RunningService) -
     responses = race(service, secret, [body] * RACERS)
     won = [r for r in responses if r.status_code == 201]
     assert len(won) == 1, [r.text for r in responses]
-    assert won[0].json()["data"]["status"] == "action_required"
+    with service.client(secret) as client:
+        assert settled(client, won[0])["status"] == "action_required"
     for lost in responses:
         if lost is not won[0]:
             error = error_of(lost, 409, "domain_already_in_active_order")

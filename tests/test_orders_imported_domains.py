@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import RunningService
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, place, placed
 
 
 def test_imported_domain_named_on_order_keeps_its_id(service: RunningService) -> None:
@@ -18,9 +18,7 @@ def test_imported_domain_named_on_order_keeps_its_id(service: RunningService) ->
         ]
         workspace = new_workspace(client)
         body = counts(workspace, a=1, domains=[{"domain": "acme-imported.com", "suite": "suite_a"}])
-        response = place(client, body)
-        assert response.status_code == 201, response.text
-        (domain,) = response.json()["data"]["domains"]
+        (domain,) = placed(client, body)["domains"]
         assert domain["domain"] == "acme-imported.com"
         assert domain["id"] == row["id"]
         # domain.connected carries the row as GET /domains/{id} shows it, in the same words.

@@ -9,7 +9,7 @@ from conftest import ServiceFactory
 from test_domains_imports import events_of
 from test_orders_codes_events import advance_until
 from test_orders_live import event_names
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, place, placed, wait_order
 from test_wallet_purchase import credit
 from webhook_receiver import wait_until
 
@@ -24,7 +24,7 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
         assert job["status"] == "action_required"
         workspace = new_workspace(client)
         body = counts(workspace, a=1, domains=[{"domain": "nsslow-shop.com", "suite": "suite_a"}])
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         assert order["status"] == "action_required"
         (action,) = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
         assert action["id"] == order["pending_action_id"] and action["kind"] == "nameservers"
@@ -58,7 +58,8 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
         resolved = client.post(resolve)
         assert resolved.status_code == 200, resolved.text
         assert resolved.json()["data"]["status"] == "resolved"
-        done = resolved.json()["data"]["order"]
+        assert resolved.json()["data"]["order"]["status"] == "in_progress"
+        done = wait_order(client, order["id"])
         assert done["status"] == "completed" and done["domains"][0]["inboxes"]
         error_of(client.post(resolve, json={}), 409, "order_state_conflict")
 
@@ -79,7 +80,7 @@ def test_picture_action_still_needs_its_url(service_factory: ServiceFactory) -> 
     service = service_factory()
     with service.partner() as client:
         body = counts(new_workspace(client), a=2, profile_picture_url="https://10.1.2.3/p.png")
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         # Spec 3: every domain's move to action_required comes with domain.action_required.
         service.wait_projections()
         moved = events_of(client, "domain.action_required")
@@ -136,7 +137,7 @@ def test_an_unpointed_import_released_by_a_cancel_still_waits(
         client.post("/domains/import", json={"domains": ["nsnever-loop.com"]})
         workspace = new_workspace(client)
         named = [{"domain": "nsnever-loop.com", "suite": "suite_a"}]
-        first = place(client, counts(workspace, a=1, domains=named)).json()["data"]
+        first = placed(client, counts(workspace, a=1, domains=named))
         assert first["status"] == "action_required"
         # The order's own view agrees with the domain list while it waits.
         assert first["domains"][0]["status"] == "action_required"
@@ -147,9 +148,9 @@ def test_an_unpointed_import_released_by_a_cancel_still_waits(
         row = client.get(f"/domains/{dom_id}").json()["data"]
         assert (row["status"], row["category"]) == ("action_required", "inventory")
 
-        picked = place(client, counts(workspace, a=1)).json()["data"]
+        picked = placed(client, counts(workspace, a=1))
         assert picked["status"] == "completed"
         assert picked["domains"][0]["domain"] != "nsnever-loop.com"
-        again = place(client, counts(workspace, a=1, domains=named)).json()["data"]
+        again = placed(client, counts(workspace, a=1, domains=named))
         assert again["status"] == "action_required"
         assert again["domains"][0]["id"] == dom_id

@@ -28,6 +28,34 @@ def place(client: httpx.Client, body: dict[str, Any], key: str | None = None) ->
     return client.post("/orders", json=body, headers={"Idempotency-Key": key or str(uuid.uuid4())})
 
 
+def wait_order(client: httpx.Client, order_id: str, timeout: float = 30.0) -> dict[str, Any]:
+    """The order once the worker moved it on from `in_progress`, and the lists (read models,
+    which follow the log) caught up with that move, so later reads of any list agree."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = client.get("/orders", params={"per_page": 100}).json()["data"]
+        row = next((o for o in listed if o["id"] == order_id), None)
+        if row is not None and row["status"] != "in_progress":
+            order: dict[str, Any] = client.get(f"/orders/{order_id}").json()["data"]
+            return order
+        assert time.monotonic() < deadline, f"order {order_id} stayed in_progress"
+        time.sleep(0.01)
+
+
+def settled(client: httpx.Client, response: httpx.Response) -> dict[str, Any]:
+    """A sandbox order answered as live answers it (`in_progress`), followed to the state the
+    worker leaves it in."""
+    assert response.status_code == 201, response.text
+    accepted: dict[str, Any] = response.json()["data"]
+    assert accepted["status"] == "in_progress", accepted
+    return wait_order(client, accepted["id"])
+
+
+def placed(client: httpx.Client, body: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    """Place a sandbox order and wait until the worker completed it (or stopped it)."""
+    return settled(client, place(client, body, key))
+
+
 def counts(workspace: str, a: int = 2, b: int = 0, **extra: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"destination": {"workspace_id": workspace}, **extra}
     if a:
@@ -44,14 +72,21 @@ def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]
     return error
 
 
-def test_sandbox_order_completes_at_once_with_inboxes_and_dns(service: RunningService) -> None:
+def test_sandbox_order_answers_in_progress_then_completes_with_inboxes_and_dns(
+    service: RunningService,
+) -> None:
+    """Decisions 5: the sandbox answers as live does (`in_progress`), then completes at once."""
     with service.partner() as client:
         workspace = new_workspace(client)
         personas = [{"first_name": "Ann", "last_name": "Lee"}]
         response = place(client, counts(workspace, a=2, b=1, personas=personas))
         assert response.status_code == 201, response.text
-        order = response.json()["data"]
-        assert order["id"].startswith("ord_")
+        accepted = response.json()["data"]
+        assert accepted["id"].startswith("ord_")
+        assert accepted["status"] == "in_progress"
+        started = time.monotonic()
+        order = wait_order(client, accepted["id"])
+        assert time.monotonic() - started < 1.0, "a sandbox order waits for no worker step"
         assert order["status"] == "completed"
         assert order["destination"]["workspace_id"] == workspace
         assert order["licenses"] == {"suite_a": 6, "suite_b": 2}
@@ -68,10 +103,8 @@ def test_sandbox_order_completes_at_once_with_inboxes_and_dns(service: RunningSe
         assert first["address"].startswith("ann.lee@")
         assert first["persona"] == {"first_name": "Ann", "last_name": "Lee"}
         assert order["price_cents"] == 6 * 450 + 2 * 600 + 3 * 1299
+        assert accepted["price_cents"] == order["price_cents"]
 
-        # Read-your-writes: visible at once, in the list too.
-        fetched = client.get(f"/orders/{order['id']}").json()["data"]
-        assert fetched == order
         listed = client.get("/orders").json()
         assert [o["id"] for o in listed["data"]] == [order["id"]]
         assert listed["data"][0]["status"] == "completed"
@@ -137,7 +170,7 @@ def test_kind_m_client_and_login_rules(service: RunningService) -> None:
 def test_private_picture_needs_action_then_resolves(service: RunningService) -> None:
     with service.partner() as client:
         body = counts(new_workspace(client), a=1, profile_picture_url="http://10.0.0.5/me.png")
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         assert order["status"] == "action_required"
         pending = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
         assert len(pending) == 1 and pending[0]["id"].startswith("act_")
@@ -149,7 +182,9 @@ def test_private_picture_needs_action_then_resolves(service: RunningService) -> 
         good = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
         assert good.status_code == 200, good.text
         assert good.json()["data"]["status"] == "resolved"
-        assert good.json()["data"]["order"]["status"] == "completed"
+        # Resumed, the order answers as live does, and the worker completes it at once.
+        assert good.json()["data"]["order"]["status"] == "in_progress"
+        assert wait_order(client, order["id"])["status"] == "completed"
         again = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
         error_of(again, 409, "order_state_conflict")
         rows = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
@@ -161,7 +196,7 @@ def test_cancel_after_grace_releases_domains_for_a_new_order(service_factory: An
     service = service_factory(clock=clock, cancel_grace_seconds=300)
     with service.partner() as client:
         workspace = new_workspace(client)
-        order = place(client, counts(workspace, a=1)).json()["data"]
+        order = placed(client, counts(workspace, a=1))
         name = order["domains"][0]["domain"]
         reuse = counts(workspace, a=1, domains=[{"domain": name, "suite": "suite_a"}])
         mismatch = counts(workspace, a=2, domains=[{"domain": name, "suite": "suite_a"}])
@@ -177,10 +212,9 @@ def test_cancel_after_grace_releases_domains_for_a_new_order(service_factory: An
             assert time.monotonic() < deadline, "cancellation was not finalized"
             time.sleep(0.02)
         service.wait_projections()
-        again = place(client, reuse)
-        assert again.status_code == 201, again.text
-        assert again.json()["data"]["domains"][0]["source"] == "named"
-        assert again.json()["data"]["price_cents"] == 450 * 3
+        again = placed(client, reuse)
+        assert again["domains"][0]["source"] == "named"
+        assert again["price_cents"] == 450 * 3
 
 
 def test_quote_is_free_of_effects_and_open_to_limited_keys(service: RunningService) -> None:
@@ -197,7 +231,7 @@ def test_quote_is_free_of_effects_and_open_to_limited_keys(service: RunningServi
 
 def test_order_webhook_events(service: RunningService) -> None:
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=2)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=2))
         service.wait_projections()
         events = client.get("/events", params={"per_page": 100}).json()["data"]
         by_type: dict[str, list[dict[str, Any]]] = {}
@@ -223,9 +257,9 @@ def test_every_spelling_of_a_private_picture_host_needs_action(service: RunningS
         for host in ("127.1", "127.0.1", "10.1", "0177.0.0.1", "0x7f.0.0.1", "2130706433",
                      "[::ffff:127.0.0.1]", "pictures.invalid"):
             body = counts(workspace, a=1, profile_picture_url=f"https://{host}/p.png")
-            assert place(client, body).json()["data"]["status"] == "action_required", host
+            assert placed(client, body)["status"] == "action_required", host
         public = counts(workspace, a=1, profile_picture_url="https://93.184.216.34/p.png")
-        assert place(client, public).json()["data"]["status"] == "completed"
+        assert placed(client, public)["status"] == "completed"
 
 
 def test_dkim_records_hold_real_rsa_keys(service: RunningService) -> None:
@@ -237,7 +271,7 @@ def test_dkim_records_hold_real_rsa_keys(service: RunningService) -> None:
     from cryptography.hazmat.primitives.serialization import load_der_public_key
 
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=2, b=1)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=2, b=1))
     keys = []
     for domain in order["domains"]:
         (dkim,) = [r for r in domain["dns_records"] if r["value"].startswith("v=DKIM1")]
@@ -248,3 +282,30 @@ def test_dkim_records_hold_real_rsa_keys(service: RunningService) -> None:
         assert key.public_numbers().e == 65537
         keys.append(key.public_numbers().n)
     assert len(set(keys)) == len(keys)
+
+
+def test_a_sandbox_order_answered_by_a_process_that_died_is_still_completed(
+    service_factory: Any,
+) -> None:
+    """The accepted order is saved before the answer, and its completion is the worker's job
+    from the event log: a gateway that answers and dies (here: one running no worker at all)
+    leaves an order that the next worker completes."""
+    gateway = service_factory(roles=["gateway", "projections"])
+    org = gateway.new_org()
+    secret = gateway.new_key(org)
+    with gateway.client(secret) as client:
+        accepted = place(client, counts(new_workspace(client), a=1))
+        assert accepted.status_code == 201, accepted.text
+        order_id = accepted.json()["data"]["id"]
+        assert accepted.json()["data"]["status"] == "in_progress"
+        time.sleep(0.3)  # no worker: nothing moves it meanwhile
+        assert client.get(f"/orders/{order_id}").json()["data"]["status"] == "in_progress"
+    gateway.server.should_exit = True
+    gateway.thread.join(timeout=10)
+    gateway.container.close()
+
+    recovered = service_factory()
+    with recovered.client(secret) as client:
+        order = wait_order(client, order_id)
+    assert order["status"] == "completed"
+    assert all(d["status"] == "active" for d in order["domains"])

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import free_port
+from test_orders_sandbox import wait_order
 
 CLI = [sys.executable, "-m", "cli.main"]
 
@@ -227,6 +228,7 @@ def test_the_roles_decisions_names_run_every_kind_of_work(service_env: dict[str,
         order = client.post("/orders", headers={"Idempotency-Key": "six-o"}, json={
             "destination": {"workspace_id": workspace},
             "suite_a": {"domains": 1, "inboxes_per_domain": 1}}).json()["data"]
+        order = wait_order(client, order["id"])  # the worker role completes it
         swap = client.post("/swaps", json={"order_id": order["id"], "type": "standard",
                                            "domain": order["domains"][0]["domain"]}).json()
         job = client.post("/domains/import/jobs", json={"domains": ["six-roles.com"]}).json()

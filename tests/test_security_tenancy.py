@@ -18,6 +18,7 @@ import httpx
 import psycopg
 import pytest
 from conftest import PG_URL, RunningService
+from test_orders_sandbox import wait_order
 
 ID = re.compile(r"^[a-z]{3}_[A-Za-z0-9_-]{6,}$")
 WRITE_BODY: dict[str, Any] = {}  # the lookup must refuse a foreign id before any body rule
@@ -55,7 +56,8 @@ def _seed(client: httpx.Client) -> set[str]:
                       "send_on_weekends": False})
     destination = {"workspace_id": workspace["workspace_id"]}
     suite = {"domains": 1, "inboxes_per_domain": 2}
-    order = post("/orders", {"destination": destination, "suite_a": suite})
+    order = wait_order(client, post("/orders", {"destination": destination, "suite_a": suite})["id"])
+    seen.update(_ids(order))
     post("/domains/forwarding", {"domains": [order["domains"][0]["domain"]],
                                  "forwarding_url": "https://acme.example/"})
     post("/orders", {"destination": destination, "suite_a": suite,

@@ -21,6 +21,7 @@ import httpx
 import pytest
 from conftest import RunningService, ServiceFactory, free_port
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from test_orders_sandbox import settled as settled_order
 from test_swaps import settled
 from webhook_receiver import wait_until
 
@@ -45,8 +46,7 @@ def _sandbox_order(partner: httpx.Client) -> dict:  # type: ignore[type-arg]
         },
         headers={"Idempotency-Key": str(uuid.uuid4())},
     )
-    assert order.status_code == 201, order.text
-    return order.json()["data"]  # type: ignore[no-any-return]
+    return settled_order(partner, order)
 
 
 def test_cli_replay_is_identical_after_forwarding_a_domain_a_swap_detached(
@@ -97,7 +97,9 @@ def test_outbox_backlog_counts_what_waits_while_nats_is_away(
     url = nats.start()
     assert nats.process is not None
     try:
-        service = service_factory(roles=["gateway", "projections", "publisher"], nats_url=url)
+        service = service_factory(
+            roles=["gateway", "projections", "publisher", "worker"], nats_url=url
+        )
         backlog = "partner_api_outbox_backlog_events"
         _until(lambda: _metric(service, backlog) == 0)
         nats.process.send_signal(signal.SIGSTOP)

@@ -10,7 +10,7 @@ import httpx
 import msgspec
 from conftest import RunningService
 from pool_support import attach, finished, pooled
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, placed
 from test_pool_burned import burn
 from test_wallet_purchase import credit
 
@@ -98,7 +98,7 @@ def test_domains_and_forwarding_answer_their_documented_shape(service: RunningSe
         job = decoded(sent, 201, ForwardingJobResponse, ForwardingJobOut)
         shown = client.get(f"/domains/forwarding/jobs/{job['id']}")
         assert decoded(shown, 200, ForwardingJobResponse, ForwardingJobOut)["id"] == job["id"]
-        assert place(client, counts(new_workspace(client), a=1)).status_code == 201
+        assert placed(client, counts(new_workspace(client), a=1))["status"] == "completed"
         rows = decoded(client.get("/domains"), 200, DomainPage, DomainOut)
         assert {row["category"] for row in rows} == {"inventory", "connected"}
         for row in rows:
@@ -124,7 +124,7 @@ def test_events_and_endpoint_answer_their_documented_shape(service: RunningServi
 def test_resolved_action_answers_its_documented_shape(service: RunningService) -> None:
     with service.partner() as client:
         body = counts(new_workspace(client), a=1, profile_picture_url="http://10.0.0.1/p")
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         resolve = f"/orders/pending/{order['pending_action_id']}/resolve"
         good = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
         resolved = decoded(good, 200, ResolvedActionResponse, ResolvedActionOut)
@@ -159,9 +159,7 @@ def test_pool_answers_its_documented_shape(service: RunningService) -> None:
 
 def pooled_again(client: httpx.Client) -> str:
     """A domain owned but not yet pooled, so that an add answers both outcomes."""
-    response = place(client, counts(new_workspace(client), a=1))
-    assert response.status_code == 201, response.text
-    return str(response.json()["data"]["domains"][0]["domain"])
+    return str(placed(client, counts(new_workspace(client), a=1))["domains"][0]["domain"])
 
 
 DOCUMENTED = {
@@ -176,6 +174,7 @@ DOCUMENTED = {
     ("/events", "get", "200"): "EventPage",
     ("/events/{event_id}", "get", "200"): "EventResponse",
     ("/events/{event_id}/redeliver", "post", "202"): "EventResponse",
+    ("/events/redeliver", "post", "202"): "RedeliveredResponse",
     ("/webhook_endpoint", "get", "200"): "EndpointResponse",
     ("/webhook_endpoint", "put", "200"): "EndpointSecretResponse",
     ("/webhook_endpoint/rotate_secret", "post", "200"): "EndpointSecretResponse",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import RunningService
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, place, placed
 
 from infra.settings import DEFAULT_RETRY_SCHEDULE
 from webhooks.deliveries import attempts_allowed
@@ -60,9 +60,7 @@ def test_invalid_picture_url_sends_order_to_action_required(
     # Spec 3: "partner attention needed | e.g. a private or invalid profile-picture URL |
     # action_required"; decisions.md 5: one that is not https goes action_required too.
     with service.partner() as client:
-        response = place(client, counts(new_workspace(client), a=1, profile_picture_url=url))
-        assert response.status_code == 201, response.text
-        order = response.json()["data"]
+        order = placed(client, counts(new_workspace(client), a=1, profile_picture_url=url))
         assert order["status"] == "action_required"
         pending = client.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
         assert [row["id"] for row in pending] == [order["pending_action_id"]]
@@ -73,7 +71,7 @@ def test_cancelling_a_waiting_order_closes_its_pending_action(service: RunningSe
     # shows `cancelled` and can no longer be resolved.
     with service.partner() as client:
         body = counts(new_workspace(client), a=1, profile_picture_url="http://10.0.0.1/me.png")
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         assert order["status"] == "action_required"
         cancelled = client.post(f"/orders/{order['id']}/cancel")
         assert cancelled.status_code == 200, cancelled.text

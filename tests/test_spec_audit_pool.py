@@ -8,7 +8,7 @@ from typing import Any
 from conftest import RunningService
 from pool_support import add, attach, attached, conditions, pooled
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, placed
 
 from domain.orders import Order
 from infra.clock import ManualClock
@@ -56,7 +56,7 @@ def test_cancelling_an_order_takes_its_idle_domains_out_of_the_pool(
     """Spec 4.2: a pooled domain needs active inboxes on its order; the list must not offer
     what attach would refuse."""
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=2)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=2))
         names = [item["domain"] for item in order["domains"]]
         assert add(client, *names).json()["data"]["added"] == 2
         assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
@@ -75,7 +75,7 @@ def test_a_pool_add_that_raced_the_cancel_is_undone_when_the_cancel_finishes(
     clock = ManualClock()
     service = service_factory(clock=clock, cancel_grace_seconds=30)
     with service.partner() as client:
-        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=1))
         name = order["domains"][0]["domain"]
         assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
         _add_as_if_checked_before_the_cancel(service, order, name)
@@ -113,7 +113,7 @@ def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
     principal = service.container.accounts.authenticate(secret)
     assert principal is not None
     with service.client(secret) as client:
-        order = place(client, counts(new_workspace(client), a=1)).json()["data"]
+        order = placed(client, counts(new_workspace(client), a=1))
         name = order["domains"][0]["domain"]
         real_check = pool_inventory.check_eligibility
 

@@ -20,7 +20,7 @@ from webhook_receiver import Received, Receiver, wait_until
 from infra.settings import DEFAULT_RETRY_SCHEDULE, Settings
 from webhooks.deliveries import attempts_allowed
 
-ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 

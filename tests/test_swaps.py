@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from conftest import RunningService, ServiceFactory
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, error_of, new_workspace, place
+from test_orders_sandbox import counts, error_of, new_workspace, place, placed
 from test_wallet_purchase import buy, credit
 from webhook_receiver import wait_until
 
@@ -40,9 +40,7 @@ def order_domains(client: httpx.Client, order_id: str) -> set[str]:
 
 
 def completed_order(client: httpx.Client, a: int = 1) -> dict[str, Any]:
-    response = place(client, counts(new_workspace(client), a=a, personas=PERSONAS))
-    assert response.status_code == 201, response.text
-    order: dict[str, Any] = response.json()["data"]
+    order = placed(client, counts(new_workspace(client), a=a, personas=PERSONAS))
     assert order["status"] == "completed"
     return order
 
@@ -341,7 +339,7 @@ def test_a_chosen_name_never_takes_on_a_simulated_outcome(service: RunningServic
         name = "takenpremium-one.com"
         assert client.post("/domains/import", json={"domains": [name]}).status_code == 201
         body = counts(new_workspace(client), a=1, domains=[{"domain": name, "suite": "suite_a"}])
-        order = place(client, body).json()["data"]
+        order = placed(client, body)
         assert order["status"] == "completed", order
         done = wait_swap(client, swap(client, of(order, name)).json()["data"]["id"],
                          lambda s: s["status"] == "completed")

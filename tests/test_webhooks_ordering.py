@@ -13,12 +13,12 @@ from typing import Any
 import httpx
 import pytest
 from conftest import RunningService, ServiceFactory, delete_nats_stream
-from test_orders_sandbox import counts, new_workspace, place
+from test_orders_sandbox import counts, new_workspace, placed, wait_order
 from webhook_receiver import Received, Receiver, wait_until
 
 from webhooks.signing import verify_signature
 
-ROLES = ["gateway", "projections", "publisher", "dispatcher"]
+ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 # Equal `created_at` (one request may move an order twice in a millisecond): the later step wins.
 LIFECYCLE = ["in_progress", "action_required", "completed", "cancel_scheduled", "failed", "cancelled"]
 
@@ -100,7 +100,7 @@ def test_reordered_and_repeated_deliveries_end_in_the_right_state(
         # in_progress, action_required; then in_progress, completed; then cancel_scheduled. The
         # first in_progress fails once and its retry lands after the later events.
         body = counts(new_workspace(partner), a=1, profile_picture_url="http://10.0.0.5/me.png")
-        order = place(partner, body).json()["data"]
+        order = placed(partner, body)
         assert order["status"] == "action_required"
         wait_until(lambda: advised.held_back, timeout=30)  # the first in_progress was refused
         (pending,) = partner.get("/orders/pending", params={"order_id": order["id"]}).json()["data"]
@@ -108,7 +108,8 @@ def test_reordered_and_repeated_deliveries_end_in_the_right_state(
             f"/orders/pending/{pending['id']}/resolve",
             json={"profile_picture_url": "https://cdn.example.com/a.png"},
         )
-        assert resolved.json()["data"]["order"]["status"] == "completed", resolved.text
+        assert resolved.json()["data"]["order"]["status"] == "in_progress", resolved.text
+        assert wait_order(partner, order["id"])["status"] == "completed"
         assert partner.post(f"/orders/{order['id']}/cancel").status_code == 200
         events = wait_until(lambda: all_delivered(partner, 5), timeout=30)
         truth = partner.get(f"/orders/{order['id']}").json()["data"]["status"]

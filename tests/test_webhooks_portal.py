@@ -86,3 +86,24 @@ def test_every_event_is_reachable_by_page_and_status(service: RunningService) ->
         for odd in ("²", "9" * 30, "-1", "x"):  # not a position: the first page
             shown = web.get("/portal", params={"before": odd})
             assert shown.status_code == 200 and 'id="older"' in shown.text, odd
+
+
+def test_redeliver_since_needs_the_form_token_and_iso_8601(service: RunningService) -> None:
+    """No dispatcher runs here: an event stays unsent until a redelivery queues its attempt."""
+    key = service.new_key(service.new_org(), "test", "full")
+    api = service.client(key)
+    with browser(service) as web:
+        csrf = csrf_of(web.post("/portal/login", data={"api_key": key}).text)
+        web.post("/portal/endpoint", data={"csrf": csrf, "url": "https://8.8.8.8/hook"})
+        web.post("/portal/test", data={"csrf": csrf})
+        (event,) = api.get("/events").json()["data"]
+        assert event["next_attempt_at"] is None
+        since = "2020-01-01T00:00:00Z"
+        forged = web.post("/portal/redeliver", data={"csrf": "0" * 64, "since": since})
+        assert 'id="redelivered"' not in forged.text
+        assert api.get(f"/events/{event['id']}").json()["data"]["next_attempt_at"] is None
+        naive = web.post("/portal/redeliver", data={"csrf": csrf, "since": "2020-01-01T00:00"})
+        assert 'id="error"' in naive.text and "ISO 8601" in naive.text
+        sent = web.post("/portal/redeliver", data={"csrf": csrf, "since": since, "status": ""})
+        assert "1 event queued for redelivery." in sent.text, sent.text
+        assert api.get(f"/events/{event['id']}").json()["data"]["next_attempt_at"] is not None

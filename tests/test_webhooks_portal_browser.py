@@ -113,6 +113,40 @@ def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None
         assert len(again) == 3 and again[-1].event["id"] == event_id
         assert verify_signature(rotated, again[-1].headers, again[-1].body, time.time())
 
+        # Recovery after an outage: the receiver goes down, two events fail, it comes back,
+        # and "Redeliver since" sends exactly those again, one attempt each, same ids.
+        receiver.respond = lambda _: 500
+        since = page.locator("tr.event td").nth(2).inner_text()  # the newest event's created_at
+        page.click("#send-test")
+        page.click("#send-test")
+        down = [row.get_attribute("data-id") for row in page.locator("tr.event").all()[:2]]
+        assert event_id not in down
+
+        def failed() -> bool:
+            statuses = [page.locator(f'tr.event[data-id="{e}"] .status').inner_text() for e in down]
+            return statuses == ["failed", "failed"]
+
+        refresh_until(page, failed)
+        receiver.respond = lambda _: 200
+        page.fill("#since", since)
+        page.select_option("#since-status", "failed")
+        page.click("#redeliver-since")
+        assert page.inner_text("#redelivered") == "2 events queued for redelivery."
+        assert page.url.endswith("/portal")
+
+        def delivered() -> bool:
+            rows = [page.locator(f'tr.event[data-id="{e}"]') for e in down]
+            return all(r.locator(".status").inner_text() == "delivered" for r in rows)
+
+        refresh_until(page, delivered)
+        for resent in down:
+            assert resent is not None and len(receiver.of_event(resent)) == 6
+            assert receiver.of_event(resent)[-1].event["id"] == resent
+        assert len(receiver.of_event(event_id)) == 3  # delivered before: not sent again
+        page.fill("#since", "last tuesday")
+        page.click("#redeliver-since")
+        assert "ISO 8601" in page.inner_text("#error")
+
         page.click("text=Sign out")
         page.locator("#api_key").wait_for(timeout=10_000)  # the sign-out navigation lands
         assert page.locator("#api_key").count() == 1

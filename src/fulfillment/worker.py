@@ -1,6 +1,12 @@
 """The fulfillment worker: a process manager that follows the event log and moves live orders
-one provisioning step per `fulfillment_step_seconds`, and finalizes cancellations when their
-grace window ends (sandbox ones too).
+one provisioning step per `fulfillment_step_seconds`, runs a sandbox order's every step as soon
+as it sees the order placed (or resumed), and finalizes cancellations when their grace window
+ends (sandbox ones too).
+
+A sandbox order is answered `in_progress`, as a live one is, and completed here rather than in
+its request: the accepted order is saved first, and its job comes from the event log, so an
+order whose gateway died right after answering is still completed (by this worker, or by any
+other when this one dies too).
 
 Its to-do list (`fulfillment_jobs`, one row per order) is written by a Follower with its own
 tracking position, in the same transaction as the position: restarted, it resumes exactly where
@@ -38,6 +44,8 @@ ABANDONED_ADVANCE_SECONDS = 120.0
 
 TRACKING = "fulfillment"
 STEP, CANCEL = "step", "cancel"
+# Due before any clock's now: a sandbox order's steps wait for nothing, whatever clock it reads.
+AT_ONCE = 0.0
 # A failed step (reported by an operator) holds the order until StepRetried.
 _DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled", "Order.StepFailed")
 
@@ -66,9 +74,10 @@ class FulfillmentWorker(PollingWorker):
         name = type(event).__qualname__
         order_id = event.originator_id.hex
         if name == "Order.Placed":
-            if event.environment == "live":
-                self._schedule(cur, order_id, STEP, event.created_at + self.step_seconds)
-        elif name in ("Order.StepCompleted", "Order.Resumed"):
+            self._schedule(cur, order_id, STEP, self._first_step_due(event, event.created_at))
+        elif name == "Order.Resumed":
+            self._schedule(cur, order_id, STEP, self._first_step_due(event, event.at))
+        elif name == "Order.StepCompleted":
             self._schedule(cur, order_id, STEP, event.at + self.step_seconds)
         elif name == "Order.StepRetried":
             self._schedule(cur, order_id, STEP, event.at)
@@ -76,6 +85,14 @@ class FulfillmentWorker(PollingWorker):
             self._schedule(cur, order_id, CANCEL, event.cancel_after)
         elif name in _DROP:
             cur.execute("DELETE FROM fulfillment_jobs WHERE order_id = ?", (order_id,))
+
+    def _first_step_due(self, event: Any, at: float) -> float:
+        """A live order's next step waits one step's time; a sandbox order's runs at once."""
+        environment = getattr(event, "environment", None)
+        if environment is None:  # Resumed does not carry it; resuming is rare, so ask the order
+            order = self.container.store.find(event.originator_id, Order)
+            environment = order.environment if isinstance(order, Order) else "live"
+        return AT_ONCE if environment == "test" else at + self.step_seconds
 
     @staticmethod
     def _schedule(cur: Any, order_id: str, job: str, due_at: float) -> None:
@@ -156,6 +173,8 @@ class FulfillmentWorker(PollingWorker):
         others: list[Aggregate] = []
         if job == CANCEL and order.status == CANCEL_SCHEDULED:
             others = finalize_cancel(self.container, order, at)
+        elif job == STEP and order.status == IN_PROGRESS and order.environment == "test":
+            others = apply_outcome(self.container, order, steps.run_all(order, at), at)
         elif job == STEP and order.status == IN_PROGRESS and order.failed_step is None:
             step = steps.next_step(order)
             if step is None:

@@ -1,10 +1,12 @@
 """Order use cases: place (with quotes' checks), read, cancel, resolve pending actions, and the
 moves the fulfillment worker makes.
 
-Sandbox orders run every provisioning step in the request and are never charged. Live orders
-are charged at acceptance in the same atomic save as the order (402 `insufficient_funds` when
-the wallet cannot cover the price, nothing recorded), then advanced by the worker one step at
-a time. Failure and cancellation before completion refund what was charged.
+Every order is answered as accepted, `in_progress` (spec 1: a POST returns a row in progress),
+in both modes, so an integration built against the sandbox runs unchanged against live. The
+fulfillment worker then moves it: a sandbox order through every provisioning step at once, as
+soon as it sees it, never charged; a live order one step at a time, charged at acceptance in
+the same atomic save as the order (402 `insufficient_funds` when the wallet cannot cover the
+price, nothing recorded). Failure and cancellation before completion refund what was charged.
 """
 
 from __future__ import annotations
@@ -121,8 +123,8 @@ def _accept_plan(
 
 
 def accept(container: Any, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
-    """Record the accepted order: live charges the wallet in the same save; sandbox runs every
-    step at once. `build(at, charged_cents)` makes the Order. The order takes the placement
+    """Record the accepted order, `in_progress`: live charges the wallet in the same save (the
+    worker runs the steps of both). `build(at, charged_cents)` makes the Order. The order takes the placement
     lock of every domain it did not just make up (DomainsHeld when another order in progress
     holds one)."""
 
@@ -139,8 +141,6 @@ def accept(container: Any, principal: Principal, build: Any, price_cents: int) -
             description = f"{order.kind.capitalize()} {public_id('ord', order.id)}"
             wallet.charge(price_cents, public_id("ord", order.id), description, at)
             aggregates.append(wallet)
-        else:
-            aggregates += apply_outcome(container, order, steps.run_all(order, at), at)
         _save(container, *aggregates)
         return order_view(order)
 
@@ -289,10 +289,8 @@ def resolve_action(
                 )
             action.resolve({"profile_picture_url": url}, at)
             order.resume(url, at)
-        aggregates: list[Aggregate] = [action, order]
-        if order.environment == "test":
-            aggregates += apply_outcome(container, order, steps.run_all(order, at), at)
-        _save(container, *aggregates)
+        # `in_progress` again: the worker goes on from here (a sandbox order at once).
+        _save(container, action, order)
         return {**pending_action_view(action), "order": order_view(order)}
 
     return retry_conflicts(run)

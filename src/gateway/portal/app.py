@@ -1,6 +1,8 @@
 """The partner portal at /portal: sign in with a `full` key, manage the webhook endpoint, send a
 test event, and read the event log with every attempt (server-rendered, no build step).
 
+Its "Redeliver since" form is `POST /events/redeliver` (decisions 7) for the signed-in key.
+
 The portal is outside the bearer middleware; its session is a signed cookie naming the key,
 re-checked on every request, so revoking the key ends the session at once.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -30,6 +33,7 @@ from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of
 from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
+from webhooks.recovery import redeliver_since
 
 COOKIE = "portal_session"
 SESSION_SECONDS = 8 * 3600
@@ -142,6 +146,19 @@ def _page_query(request: Request[Any, Any, Any]) -> tuple[str | None, int | None
         # int() or the database.
         int(before) if re.fullmatch(r"[0-9]{1,18}", before) else None,
     )
+
+
+def _since(text: str) -> float:
+    """The form's `since`: ISO 8601 with its offset, as the API takes it."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise DomainError(
+            "invalid_request", "Give `since` as ISO 8601 with its offset, e.g. 2026-07-01T00:00:00Z."
+        )
+    return moment.timestamp()
 
 
 def _to_login() -> Redirect:
@@ -258,3 +275,29 @@ class PortalController(Controller):
 
         await anyio.to_thread.run_sync(send_again)
         return _to_login()
+
+    @post("/redeliver", operation_id="portalRedeliverSince", summary="Redeliver since")
+    async def redeliver_since(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        try:
+            container, session, form = await _form_session(request)
+        except PermissionError:
+            return _to_login()
+        status = str(form.get("status", ""))
+
+        def send_again() -> Response[str]:
+            try:
+                since = _since(str(form.get("since", "")))
+            except DomainError as exc:
+                return _dashboard(container, session, error=exc.message)
+            count = redeliver_since(
+                container.read_db,
+                session.tenant,
+                session.org_id,
+                since,
+                status if status in DELIVERY_STATUSES else None,
+                container.clock.now(),
+                container.settings.webhook_retry_schedule,
+            )
+            return _dashboard(container, session, redelivered=count)
+
+        return await anyio.to_thread.run_sync(send_again)

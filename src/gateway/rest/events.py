@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
-from litestar import Controller, Request, get, post, put
+from litestar import Controller, Request, Response, get, post, put
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import HttpsUrl
 from gateway.rest.strict_bodies import reject_body_properties
@@ -28,6 +30,7 @@ from webhooks.events_view import (
     one_event,
     render_page,
 )
+from webhooks.recovery import redeliver_since
 from webhooks.test_event import TEST_EVENT_TYPE
 
 # Documentation only: the handler checks the value itself, to answer the spec-7 envelope with
@@ -38,6 +41,29 @@ TypeFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(EVENT_TY
 
 class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: HttpsUrl
+
+
+class RedeliverSinceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    since: Annotated[
+        datetime,
+        msgspec.Meta(
+            tz=True,
+            description="ISO 8601 with its offset (`2026-07-01T00:00:00Z`): events whose "
+            "`created_at` is at or after it are sent again.",
+        ),
+    ]
+    status: Annotated[
+        Literal["pending", "delivered", "failed"] | None,
+        msgspec.Meta(description="Only events in this delivery status; omitted: every one."),
+    ] = None
+
+
+class RedeliveredOut(msgspec.Struct):
+    redelivered: int
+
+
+class RedeliveredResponse(msgspec.Struct):
+    data: RedeliveredOut
 
 
 class Attempt(msgspec.Struct):
@@ -157,6 +183,45 @@ class EventsController(Controller):
         if found is None:
             raise NotFound("event")
         return {"data": found}
+
+    @post(
+        "/redeliver",
+        operation_id="redeliverEvents",
+        summary="Send every event since a moment again (recovery after an outage)",
+        description=(
+            "Redelivers every event of this key's organization and environment whose "
+            "`created_at` is at or after `since` (only those in `status`, when given: "
+            "`failed`, `pending` or `delivered`), oldest first, each with its own `evt_` id "
+            "(receivers that deduplicate by id apply each once). Each gets one new attempt: "
+            "a delivered or failed event that fails it again is `failed` again at once, a "
+            "pending one keeps the rest of its retries. Answers how many were queued; follow "
+            "them in `GET /events`. `full` preset only; `Idempotency-Key` is optional and "
+            "honoured when sent (a retry answers the first count and queues nothing more)."
+        ),
+        status_code=202,
+        responses={
+            202: ResponseSpec(RedeliveredResponse, description="How many events were queued")
+        },
+    )
+    async def redeliver_since(
+        self, request: Request[Any, Any, Any], data: RedeliverSinceBody
+    ) -> Response[Any]:
+        container = container_of(request)
+        principal = principal_of(request)
+
+        def queue() -> dict[str, Any]:
+            count = redeliver_since(
+                container.read_db,
+                principal.tenant,
+                principal.org_id,
+                data.since.timestamp(),
+                data.status,
+                container.clock.now(),
+                container.settings.webhook_retry_schedule,
+            )
+            return {"data": {"redelivered": count}}
+
+        return await maybe_idempotent(request, queue, status_code=202)
 
     @post(
         "/{event_id:str}/redeliver",

@@ -133,6 +133,7 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "setDomainForwarding": False,
     "releasePoolDomains": False,
     "advanceSandboxClock": False,
+    "redeliverEvents": False,
 }
 
 

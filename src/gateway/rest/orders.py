@@ -98,10 +98,15 @@ class OrdersController(Controller):
             "(`domain_already_in_active_order`) or used by a suite that excludes the requested "
             "one (`domain_not_usable_for_provider`). `destination.client_id` is for kind m only "
             "(`sequencer_client_not_found` when unknown); a login pair is accepted on kind i "
-            "destinations only. Sandbox keys complete the order at once and never bill; live "
-            "keys are charged at acceptance (402 `insufficient_funds` when the wallet cannot "
-            "cover `price_cents`) and provisioned step by step. A `profile_picture_url` that "
-            "is not https or not public sends the order to `action_required`."
+            "destinations only. Both modes answer the accepted order `in_progress` and send "
+            "the same webhooks in the same order (`order.in_progress`, then "
+            "`order.completed` with a `domain.connected` per domain), so code written "
+            "against the sandbox runs unchanged live: sandbox keys complete the order at "
+            "once after the answer (well within a second; follow it with `GET "
+            "/orders/{id}` or the webhooks) and never bill; live keys are charged at "
+            "acceptance (402 `insufficient_funds` when the wallet cannot cover "
+            "`price_cents`) and provisioned step by step. A `profile_picture_url` that is "
+            "not https or not public sends the order to `action_required`."
         ),
         responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET, **LOGIN_REFUSED},
     )
@@ -184,7 +189,9 @@ class OrdersController(Controller):
             "For kind `profile_picture_url`: send a public https `profile_picture_url`. "
             "For kind `nameservers`: send `{}` once the nameservers in "
             "`details.nameserver_groups` are set; 409 `domains_not_submittable` while the DNS "
-            "does not see them yet. Answers the resolved action with the order (`order`)."
+            "does not see them yet. Answers the resolved action with the order (`order`), "
+            "`in_progress` again in both modes; a sandbox order then completes at once, a "
+            "live one goes on step by step."
         ),
         status_code=200,
         responses={

@@ -1,0 +1,91 @@
+"""Bulk redelivery (decisions 7): after a receiver's outage, send every event of a tenant
+created since a moment again, optionally only those in one delivery status.
+
+Each event keeps its `evt_` id and gets one new attempt, made oldest first: an event that
+was delivered or failed starts a round of a single attempt (its failure marks it `failed`
+again at once, rather than starting a day of retries for a receiver that may still be down);
+a pending event has its next attempt brought forward to now and keeps the rest of its
+round. The dispatcher makes the attempts as it makes every other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from infra.database import Database
+from webhooks.deliveries import CHUNK, attempts_allowed
+from webhooks.events_view import EVENTS_FROM, STATUS_SQL
+
+# Apart by this much, the attempts are due in the events' own order: the dispatcher claims
+# due rows by `next_attempt_at`.
+ORDER_STEP_SECONDS = 1e-6
+
+
+def matching_events(
+    db: Database, tenant: str, since: float, status: str | None
+) -> list[dict[str, Any]]:
+    """The tenant's events created at or after `since` (in `status`, when given), oldest
+    first."""
+    where = ["e.tenant = ?", "e.created_at >= ?"]
+    params: list[object] = [tenant, since]
+    if status is not None:
+        where.append(STATUS_SQL)
+        params.append(status)
+    with db.read() as cur:
+        rows: list[dict[str, Any]] = cur.execute(
+            f"SELECT e.id, e.tenant, e.envelope FROM {EVENTS_FROM} "
+            f"WHERE {' AND '.join(where)} ORDER BY e.created_at, e.position",
+            tuple(params),
+        ).fetchall()
+    return rows
+
+
+def redeliver_since(
+    db: Database,
+    tenant: str,
+    org_id: str,
+    since: float,
+    status: str | None,
+    now: float,
+    schedule: Sequence[float],
+) -> int:
+    """Queue one new attempt for each matching event; returns how many."""
+    events = matching_events(db, tenant, since, status)
+    # The round already used up but one: the attempt that follows is the round's last.
+    last_of_round = attempts_allowed(schedule) - 1
+    with db.transaction() as cur:
+        for start in range(0, len(events), CHUNK):
+            chunk = events[start : start + CHUNK]
+            _queue(cur, chunk, org_id, now + start * ORDER_STEP_SECONDS, last_of_round)
+    return len(events)
+
+
+def _queue(
+    cur: Any, events: Sequence[dict[str, Any]], org_id: str, first_at: float, last_of_round: int
+) -> None:
+    rows = ", ".join("(?, ?, ?, ?, 'pending', ?, ?)" for _ in events)
+    params = [
+        value
+        for index, event in enumerate(events)
+        for value in (
+            event["id"],
+            event["tenant"],
+            org_id,
+            event["envelope"],
+            first_at + index * ORDER_STEP_SECONDS,
+            first_at,
+        )
+    ]
+    # A row still pending keeps its round; a finished one gets a round of one attempt. A row
+    # the dispatcher has not made yet is inserted as it would have made it.
+    cur.execute(
+        "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
+        f"next_attempt_at, updated_at) VALUES {rows} "
+        "ON CONFLICT (event_id) DO UPDATE SET "
+        "round_attempts = CASE WHEN webhook_deliveries.status = 'pending' "
+        "THEN webhook_deliveries.round_attempts ELSE ? END, "
+        "status = 'pending', next_attempt_at = excluded.next_attempt_at, "
+        "claimed_until = NULL, updated_at = excluded.updated_at",
+        (*params, last_of_round),
+    )
