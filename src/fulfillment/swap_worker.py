@@ -10,32 +10,18 @@ make each move once.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from domain.swaps import Swap
-from infra.ids import parse_id
 from projections.swaps import SWAP_EVENTS, due_swaps, waiting_swaps, warm_periods_over
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
+from services.sandbox_offsets import on_its_clock
 from services.swaps import advance_swap, detach_warm_domain, recheck_waiting
 
 # Waiting swaps need the partner (or the DNS) to act; re-checking them on every wake-up would
 # only burn CPU.
 RECHECK_EVERY_SECONDS = 0.25
-
-
-def on_its_clock(move: Callable[[Container, str], object]) -> Callable[[Container, str], object]:
-    """`move`, run on the clock of the swap's sandbox (decisions.md 6) or on real time."""
-
-    def run(container: Container, swap_id: str) -> object:
-        swap = container.store.find(parse_id("swp", swap_id), Swap)
-        if swap is None:
-            return move(container, swap_id)
-        with container.clock.scoped(swap.org_id, swap.environment):
-            return move(container, swap_id)
-
-    return run
 
 
 class SwapWorker(PollingWorker):
@@ -57,8 +43,8 @@ class SwapWorker(PollingWorker):
             warm_over = warm_periods_over(cur, now)
         if recheck:
             self._rechecked_at = time.monotonic()
-        self.run_each(due, on_its_clock(advance_swap))
-        self.run_each(waiting, on_its_clock(recheck_waiting))
+        self.run_each(due, on_its_clock("swp", Swap, advance_swap))
+        self.run_each(waiting, on_its_clock("swp", Swap, recheck_waiting))
         self.run_each(warm_over, detach_warm_domain)
         return len(due) + len(warm_over)
 
