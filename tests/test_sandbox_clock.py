@@ -15,6 +15,7 @@ from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import credit
 
 from infra.clock import ManualClock, iso
+from services.sandbox_clock import _note_sweep as note_sweep
 from services.sandbox_clock import load_clock
 
 START = 1_800_000_000.0
@@ -150,3 +151,37 @@ def test_live_and_other_organizations_keep_their_time(service_factory: ServiceFa
         assert second["created_at"] == iso(START)
         service.container.clock.base.advance(301)  # type: ignore[attr-defined]
         wait_status(live, live_order["id"], "cancelled")
+
+
+def test_a_moved_clock_keeps_running_with_real_time(service_factory: ServiceFactory) -> None:
+    """After an advance the sandbox clock runs on from its new time: a grace window started
+    then ends 300 real seconds later, with no second advance."""
+    clock = ManualClock(START)
+    service = service_factory(clock=clock, cancel_grace_seconds=300)
+    with service.partner() as sandbox:
+        order = completed_order(sandbox)
+        advance(sandbox, seconds=86_400)
+        assert sandbox.post(f"/orders/{order['id']}/cancel").status_code == 200
+        clock.advance(301)
+        cancelled = wait_status(sandbox, order["id"], "cancelled")
+        assert cancelled["updated_at"] == iso(START + 86_400 + 300)
+
+
+def test_a_restart_finishes_an_advance_cut_short(service_factory: ServiceFactory) -> None:
+    clock = ManualClock(START)
+    first = service_factory(clock=clock, roles=["gateway", "projections"])
+    org_id = first.new_org()
+    key = first.new_key(org_id)
+    with first.client(key) as sandbox:
+        order = place(sandbox, counts(new_workspace(sandbox), a=1)).json()["data"]
+        assert sandbox.post(f"/orders/{order['id']}/cancel").status_code == 200
+    # The advance's process noted it, saved the clock's move, and died.
+    note_sweep(first.container, org_id)
+    moved = load_clock(first.container, org_id)
+    moved.advance(600, START)
+    first.container.store.save(moved)
+    restarted = service_factory(clock=clock)  # its worker finishes the advance
+    with restarted.client(key) as sandbox:
+        wait_status(sandbox, order["id"], "cancelled")
+        assert sandbox.get("/sandbox/clock").json()["data"]["advanced_seconds"] == 600
+    assert not load_clock(restarted.container, org_id).unsettled

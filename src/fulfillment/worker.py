@@ -33,11 +33,11 @@ from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.orders import apply_outcome, finalize_cancel
 from services.renewals import due_terms, run_term
-from services.sandbox_clock import resume, unsettled_sweeps
+from services.sandbox_clock import moved_clocks, run_due
 
 log = logging.getLogger(__name__)
 
-RESUME_CHECK_SECONDS = 5.0
+SANDBOX_CLOCK_PASS_SECONDS = 1.0
 # Anniversaries are days apart; a pass a minute is prompt enough and costs one query.
 RENEWAL_PASS_SECONDS = 60.0
 ABANDONED_ADVANCE_SECONDS = 120.0
@@ -65,10 +65,10 @@ class FulfillmentWorker(PollingWorker):
                 "job TEXT NOT NULL, due_at DOUBLE PRECISION NOT NULL)"
             )
         self.follower = Follower(container.store, self.db, TRACKING, self._track)
-        self._next_resume_check = 0.0
+        self._next_clock_pass = 0.0
         self._next_renewal_pass = 0.0
         # At start every unsettled advance is a dead process's; later only ones this old are.
-        self._resume_after = -1.0
+        self._abandoned_after = -float("inf")
 
     def _track(self, cur: Any, event: Any, position: int) -> None:
         name = type(event).__qualname__
@@ -105,7 +105,7 @@ class FulfillmentWorker(PollingWorker):
     def run_once(self) -> int:
         """Catch up with the log, then run every job that is due; returns how many ran."""
         self.follower.catch_up()
-        self._resume_sandbox_advances()
+        self._run_sandbox_clocks()
         if time.monotonic() >= self._next_renewal_pass:
             self._next_renewal_pass = time.monotonic() + RENEWAL_PASS_SECONDS
             self.renew_live_terms()
@@ -136,19 +136,20 @@ class FulfillmentWorker(PollingWorker):
                 log.exception("renewal of %s failed; it is tried again next pass", dom_id)
         return moved
 
-    def _resume_sandbox_advances(self) -> None:
-        """Finish the sandbox clock advances a dead process left half done (at start, and
-        those noted long enough ago that their own process cannot still be running them)."""
-        if time.monotonic() < self._next_resume_check:
+    def _run_sandbox_clocks(self) -> None:
+        """What comes due on the moved sandbox clocks, which run ahead of real time, and what
+        an advance a dead process left half done still owes (at start: every unsettled one;
+        later: those noted long enough ago that their own process cannot still be on it)."""
+        if time.monotonic() < self._next_clock_pass:
             return
-        self._next_resume_check = time.monotonic() + RESUME_CHECK_SECONDS
-        real_now = self.container.clock.real_now()
-        for org_id in unsettled_sweeps(self.container, real_now - self._resume_after):
+        self._next_clock_pass = time.monotonic() + SANDBOX_CLOCK_PASS_SECONDS
+        abandoned_before = self.container.clock.real_now() - self._abandoned_after
+        for org_id in moved_clocks(self.container):
             try:
-                resume(self.container, org_id)
+                run_due(self.container, org_id, abandoned_before)
             except Exception:
-                log.exception("sandbox clock of %s: resuming its advance failed", org_id)
-        self._resume_after = ABANDONED_ADVANCE_SECONDS
+                log.exception("sandbox clock of %s: running what came due failed", org_id)
+        self._abandoned_after = ABANDONED_ADVANCE_SECONDS
 
     def _claim(self, row: dict[str, Any], now: float) -> bool:
         """Push the job's due time out by a lease, unless another worker did so first."""

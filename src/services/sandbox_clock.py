@@ -22,6 +22,9 @@ SWEEPS_DDL = (
     "CREATE TABLE IF NOT EXISTS sandbox_clock_sweeps (org_id TEXT PRIMARY KEY, "
     "noted_at DOUBLE PRECISION NOT NULL)"
 )
+# The organizations whose sandbox clock was ever moved: between advances their clock runs
+# ahead of real time, and the fulfillment worker runs what comes due on it (`settle`).
+CLOCKS_DDL = "CREATE TABLE IF NOT EXISTS sandbox_clocks (org_id TEXT PRIMARY KEY)"
 
 
 def load_clock(container: Any, org_id: str) -> SandboxClock:
@@ -64,10 +67,10 @@ def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:
     return {**clock_view(container, org_id), "came_due": came_due}
 
 
-def settle(container: Any, org_id: str, offset: float) -> dict[str, int]:
+def settle(container: Any, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
     """Run everything of this sandbox due by real time + `offset`, then record it settled."""
-    # What the advance's own request stored (a cancel just before) must be in the lists.
-    container.read_models.wait_for_stored(container.store.recorder)
+    if wait:  # what the advance's own request stored (a cancel just before) is in the lists
+        container.read_models.wait_for_stored(container.store.recorder)
     now = container.clock.real_now() + offset
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
@@ -94,6 +97,11 @@ def settle(container: Any, org_id: str, offset: float) -> dict[str, int]:
 def _note_sweep(container: Any, org_id: str) -> None:
     with container.ops_db.transaction() as cur:
         cur.execute(SWEEPS_DDL)
+        cur.execute(CLOCKS_DDL)
+        cur.execute(
+            "INSERT INTO sandbox_clocks (org_id) VALUES (?) ON CONFLICT (org_id) DO NOTHING",
+            (org_id,),
+        )
         cur.execute(
             "INSERT INTO sandbox_clock_sweeps (org_id, noted_at) VALUES (?, ?) "
             "ON CONFLICT (org_id) DO UPDATE SET noted_at = excluded.noted_at",
@@ -101,16 +109,29 @@ def _note_sweep(container: Any, org_id: str) -> None:
         )
 
 
-def unsettled_sweeps(container: Any, noted_before: float) -> list[str]:
-    """Organizations whose advance was noted before `noted_before` and not settled since."""
+def moved_clocks(container: Any) -> list[str]:
+    """The organizations whose sandbox clock was moved, or whose advance is unsettled."""
     with container.ops_db.transaction() as cur:
         cur.execute(SWEEPS_DDL)
+        cur.execute(CLOCKS_DDL)
         rows = cur.execute(
-            "SELECT org_id FROM sandbox_clock_sweeps WHERE noted_at < ?", (noted_before,)
+            "SELECT org_id FROM sandbox_clocks UNION SELECT org_id FROM sandbox_clock_sweeps"
         ).fetchall()
     return [str(row["org_id"]) for row in rows]
 
 
-def resume(container: Any, org_id: str) -> dict[str, int]:
-    """Finish an advance a dead process left unsettled."""
-    return settle(container, org_id, load_clock(container, org_id).offset)
+def run_due(container: Any, org_id: str, abandoned_before: float) -> dict[str, int]:
+    """The worker's pass over one moved clock: what came due on it since (a sandbox clock
+    keeps running after an advance), and what an advance cut short by a crash left (noted
+    before `abandoned_before`). An advance still running keeps what comes due on its way:
+    its answer counts them."""
+    clock = load_clock(container, org_id)
+    offset = clock.offset
+    if clock.unsettled:
+        with container.ops_db.read() as cur:
+            row = cur.execute(
+                "SELECT noted_at FROM sandbox_clock_sweeps WHERE org_id = ?", (org_id,)
+            ).fetchone()
+        if row is not None and float(row["noted_at"]) >= abandoned_before:
+            offset = clock.settled_offset
+    return settle(container, org_id, offset, wait=False)
