@@ -18,7 +18,7 @@ from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
 from services.rate_limit import RateLimiter
-from services.sandbox_offsets import sandbox_offset
+from services.sandbox_offsets import SandboxOffsets
 from services.store import EventStore, eventstore_env
 
 
@@ -84,7 +84,7 @@ class Container:
         read_db, ops_db, rate_db = build_databases(settings)  # first: creates the PG schema
         store = EventStore(eventstore_env(settings))
         tenant_clock = TenantClock(clock)
-        tenant_clock.offset_of = lambda org_id: sandbox_offset(store, org_id)
+        tenant_clock.offset_of = SandboxOffsets(store)
         # Keys, rate buckets and idempotency records are the organization's, not its sandbox's:
         # they stay on real time.
         return cls(

@@ -27,7 +27,6 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from domain.organizations import Organization
 from infra.ids import parse_id
 from runtime.container import Container
-from services.sandbox_offsets import sandbox_offset
 from webhooks.batched_lookup import BatchedLookup
 from webhooks.deliveries import (
     Due,
@@ -304,7 +303,7 @@ class WebhookDispatcher:
             if due.tenant.endswith(":test"):
                 # A sandbox delivery's attempt and its next retry are on its sandbox clock.
                 if due.org_id not in offsets:
-                    offsets[due.org_id] = sandbox_offset(self.container.store, due.org_id)
+                    offsets[due.org_id] = self.container.clock.offset_of(due.org_id)
                 offset = offsets[due.org_id]
                 outcome = replace(
                     outcome, attempted_at=outcome.attempted_at + offset, scheduled_from=now + offset
