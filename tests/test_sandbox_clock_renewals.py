@@ -132,3 +132,15 @@ def test_live_renewals_charge_the_wallet_and_wait_for_a_credit(
         assert row["status"] == "available" and "reason" not in row
         assert len(_entries(live, "renewal")) == 2
         wait_status(live, order["id"], "completed")
+
+
+def test_patch_needs_auto_renew_after_finding_the_domain(service_factory: ServiceFactory) -> None:
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox, service.partner() as stranger:
+        order = completed_order(sandbox)
+        dom_id = order["domains"][0]["id"]
+        error_of(stranger.patch(f"/domains/{dom_id}", json={}), 404, "not_found")
+        refused = sandbox.patch(f"/domains/{dom_id}", json={})
+        assert error_of(refused, 400, "invalid_request")["field"] == "auto_renew"
+        unknown = sandbox.patch(f"/domains/{dom_id}", json={"auto_renew": True, "x": 1})
+        assert error_of(unknown, 400, "invalid_request")["field"] == "x"

@@ -20,7 +20,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters import registrar
 from domain.domain_terms import DAY, DomainTerm, anniversary, term_id
-from domain.errors import DomainError, NotFound
+from domain.errors import DomainError, NotFound, invalid
 from domain.orders import Order
 from infra.clock import iso
 from infra.ids import parse_id
@@ -145,13 +145,15 @@ def _drop_from_orders(
     return dropped
 
 
-def set_auto_renew(container: Any, tenant: str, dom_id: str, auto_renew: bool) -> None:
+def set_auto_renew(container: Any, tenant: str, dom_id: str, auto_renew: bool | None) -> None:
     """`PATCH /domains/{id}`: a bought domain renews, or lapses at the end of its year."""
 
     def run() -> None:
         row = _row(container, dom_id) if parse_id("dom", dom_id) is not None else None
         if row is None or row["tenant"] != tenant:
             raise NotFound("domain")
+        if auto_renew is None:
+            raise invalid("Send `auto_renew`: true or false.", "auto_renew")
         if row["source"] == "imported":
             raise DomainError(
                 "domain_not_renewable",

@@ -72,7 +72,8 @@ class DomainOut(msgspec.Struct, kw_only=True):
 
 
 class RenewalBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    auto_renew: bool
+    # Required, but checked after the domain is found: a foreign id is 404 whatever the body.
+    auto_renew: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class DomainResponse(msgspec.Struct):
@@ -185,7 +186,8 @@ class DomainsController(Controller):
         container = container_of(request)
 
         def run() -> dict[str, Any]:
-            set_auto_renew(container, tenant, domain_id, data.auto_renew)
+            wanted = None if data.auto_renew is msgspec.UNSET else data.auto_renew
+            set_auto_renew(container, tenant, domain_id, wanted)
             container.read_models.wait_for_stored(container.store.recorder)
             return get_domain(container, tenant, domain_id)
 
