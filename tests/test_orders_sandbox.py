@@ -73,9 +73,11 @@ def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]
 
 
 def test_sandbox_order_answers_in_progress_then_completes_with_inboxes_and_dns(
-    service: RunningService,
+    service_factory: Any,
 ) -> None:
-    """Decisions 5: the sandbox answers as live does (`in_progress`), then completes at once."""
+    """Decisions 5: the sandbox answers as live does (`in_progress`), then completes at once:
+    it waits for no worker step, however long a live one takes."""
+    service = service_factory(fulfillment_step_seconds=30)
     with service.partner() as client:
         workspace = new_workspace(client)
         personas = [{"first_name": "Ann", "last_name": "Lee"}]
@@ -86,7 +88,8 @@ def test_sandbox_order_answers_in_progress_then_completes_with_inboxes_and_dns(
         assert accepted["status"] == "in_progress"
         started = time.monotonic()
         order = wait_order(client, accepted["id"])
-        assert time.monotonic() - started < 1.0, "a sandbox order waits for no worker step"
+        # Well within a second on an idle machine; the bound leaves room for a loaded one.
+        assert time.monotonic() - started < 5.0, "a sandbox order waits for no worker step"
         assert order["status"] == "completed"
         assert order["destination"]["workspace_id"] == workspace
         assert order["licenses"] == {"suite_a": 6, "suite_b": 2}
@@ -234,6 +237,10 @@ def test_order_webhook_events(service: RunningService) -> None:
         order = placed(client, counts(new_workspace(client), a=2))
         service.wait_projections()
         events = client.get("/events", params={"per_page": 100}).json()["data"]
+        # In log order (the list is newest first), as a live order sends them.
+        assert [e["type"] for e in reversed(events)] == [
+            "order.in_progress", "order.completed", "domain.connected", "domain.connected"
+        ]
         by_type: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             by_type.setdefault(event["type"], []).append(event)
@@ -309,3 +316,26 @@ def test_a_sandbox_order_answered_by_a_process_that_died_is_still_completed(
         order = wait_order(client, order_id)
     assert order["status"] == "completed"
     assert all(d["status"] == "active" for d in order["domains"])
+
+
+def test_sandbox_and_live_orders_answer_and_notify_alike(service_factory: Any) -> None:
+    """Decisions 5: the same first answer and the same webhooks in the same order; only the
+    time to completion and the bill differ."""
+    from test_wallet_purchase import credit
+
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 100_000)
+    seen: dict[str, tuple[str, list[str]]] = {}
+    for environment in ("test", "live"):
+        with service.client(service.new_key(org, environment)) as client:
+            response = place(client, counts(new_workspace(client), a=2))
+            first = response.json()["data"]["status"]
+            assert settled(client, response)["status"] == "completed"
+            service.wait_projections()
+            events = client.get("/events", params={"per_page": 100}).json()["data"]
+            seen[environment] = (first, [e["type"] for e in reversed(events)])
+    assert seen["test"] == seen["live"] == (
+        "in_progress",
+        ["order.in_progress", "order.completed", "domain.connected", "domain.connected"],
+    )

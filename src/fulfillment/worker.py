@@ -201,7 +201,7 @@ class FulfillmentWorker(PollingWorker):
         await super().start()
 
     def describe(self) -> str:
-        return f"fulfillment, one step every {self.step_seconds:g}s"
+        return f"fulfillment, one live step every {self.step_seconds:g}s; sandbox orders at once"
 
 
 register_role("worker", FulfillmentWorker)
