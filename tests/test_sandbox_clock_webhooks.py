@@ -73,7 +73,12 @@ def test_each_advance_past_a_retry_makes_one_attempt(
             assert found["attempts"][-1]["attempted_at"] == moved["now"]
         assert found["status"] == "failed"
         assert advance(partner, seconds=31_622_400)["came_due"]["webhook_attempts"] == 0
-        assert len(failing.of_event(event["id"])) == 5
+        received = failing.of_event(event["id"])
+        assert len(received) == 5
+        # Receivers' checks hold: the signature's timestamp and the envelope stay on real time.
+        real_now = webhooks.container.clock.real_now()
+        assert {r.headers["Service-Timestamp"] for r in received} == {str(int(real_now))}
+        assert received[-1].event["created_at"] < found["attempts"][1]["attempted_at"]
 
 
 def test_two_advances_at_once_attempt_a_delivery_once(
