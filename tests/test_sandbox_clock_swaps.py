@@ -16,12 +16,16 @@ def test_advance_past_the_warm_period_detaches_the_old_domain(
 ) -> None:
     service = service_factory(clock=ManualClock(START))
     with service.partner() as client:
-        advance(client, seconds=3600)  # the swap happens on the moved clock
         order = completed_order(client)
+        advance(client, seconds=3600)  # the swap happens on the moved clock
         old = order["domains"][0]["domain"]
         done = settled(client, swap(client, of(order, old, "premium", new_domain="fresh-name.com")))
         assert done["old_domain_status"] == "warm"
         assert done["warm_until"] == iso(START + 3600 + 14 * DAY)
+        # Bought by the swap: its year (and renewal) starts then, not with the order.
+        service.wait_projections()
+        (bought,) = client.get("/domains", params={"domain": "fresh-name.com"}).json()["data"]
+        assert bought["created_at"] == iso(START + 3600)
         assert advance(client, seconds=14 * DAY - 1)["came_due"]["warm_periods"] == 0
         assert client.get(f"/swaps/{done['id']}").json()["data"]["old_domain_status"] == "warm"
         moved = advance(client, seconds=1)

@@ -147,11 +147,15 @@ class DomainInventory(ReadModel):
         # A premium swap's old domain stays connected, like the order's own, until detached.
         held = order.held_items
         holders.record_version(cur, order_id, event.originator_version)
+        # A domain a swap brings in was registered then (its row is new): its renewal
+        # anniversary is the swap's, not the order's. Rows that exist keep their created_at.
+        swapped_in = type(event).__qualname__ == "Order.DomainSwapped"
+        bought_at = getattr(event, "at", None) if swapped_in else None
         for index, item in enumerate(held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
                 self._released(cur, order, item, position * 1000 + index)
             else:
-                self._upsert_item(cur, order, item, position * 1000 + index)
+                self._upsert_item(cur, order, item, position * 1000 + index, bought_at)
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
             self._released(cur, order, detached, position * 1000 + len(held), swapped=True)
@@ -214,7 +218,13 @@ class DomainInventory(ReadModel):
         )
 
     @staticmethod
-    def _upsert_item(cur: Any, order: Order, item: dict[str, Any], row_position: int) -> None:
+    def _upsert_item(
+        cur: Any,
+        order: Order,
+        item: dict[str, Any],
+        row_position: int,
+        created_at: float | None = None,
+    ) -> None:
         status, category = _order_item_status(order, item)
         connected = category == "connected"
         workspace_id = order.destination["workspace_id"] if order.destination else None
@@ -237,7 +247,7 @@ class DomainInventory(ReadModel):
                 bool(item.get("auto_renew", True)),
                 order.reason if status in ("failed", "action_required") else None,
                 json.dumps(item.get("dns_records") or []),
-                order.created_at,
+                order.created_at if created_at is None else created_at,
                 order.updated_at,
             ),
         )
