@@ -282,6 +282,20 @@ class Order(Aggregate):
         detached = {**found[0], "status": "available", "inboxes": []}
         self._warm_domain_detached(warm_domains=warm, detached_domain=detached, at=at)
 
+    def drop_lapsed_domain(self, domain: str, at: float) -> bool:
+        """A domain whose registration lapsed (auto_renew off, decisions.md 6) leaves the
+        order, whether it served on it or was kept warm. Whether the order held it."""
+        item = next((i for i in self.held_items if i["domain"] == domain), None)
+        if item is None:
+            return False
+        self._domain_lapsed(
+            domains=[i for i in self.domains if i["domain"] != domain],
+            warm_domains=[i for i in self.warm_domains if i["domain"] != domain],
+            detached_domain={**item, "status": "available", "inboxes": []},
+            at=at,
+        )
+        return True
+
     def rename_inboxes(self, domain: str, inboxes: list[dict[str, Any]], at: float) -> None:
         """New personas on one live domain's inboxes (`POST /swaps/user_names`)."""
         if self.status != COMPLETED:
@@ -449,6 +463,19 @@ class Order(Aggregate):
     def _warm_domain_detached(
         self, *, warm_domains: list[dict[str, Any]], detached_domain: dict[str, Any], at: float
     ) -> None:
+        self.warm_domains = warm_domains
+        self.updated_at = at
+
+    @event("DomainLapsed")
+    def _domain_lapsed(
+        self,
+        *,
+        domains: list[dict[str, Any]],
+        warm_domains: list[dict[str, Any]],
+        detached_domain: dict[str, Any],
+        at: float,
+    ) -> None:
+        self.domains = domains
         self.warm_domains = warm_domains
         self.updated_at = at
 

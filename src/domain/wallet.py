@@ -60,6 +60,19 @@ class Wallet(Aggregate):
                 amount_cents=amount_cents, order_id=order_id, description=description, at=at
             )
 
+    def renew(self, amount_cents: int, order_id: str | None, description: str, at: float) -> None:
+        """A domain's yearly renewal (decisions.md 6): recorded even at 0 cents (the sandbox),
+        so the ledger shows each renewal. Refused, as a charge is, beyond the balance."""
+        if amount_cents > self.balance_cents:
+            raise DomainError(
+                "insufficient_funds",
+                "The wallet balance does not cover this renewal.",
+                details={"required_cents": amount_cents, "balance_cents": self.balance_cents},
+            )
+        self._renewal_charged(
+            amount_cents=amount_cents, order_id=order_id, description=description, at=at
+        )
+
     def _entry(
         self, kind: str, amount: int, order_id: str | None, description: str, at: float
     ) -> None:
@@ -84,6 +97,13 @@ class Wallet(Aggregate):
     def _charged(self, *, amount_cents: int, order_id: str, description: str, at: float) -> None:
         self.balance_cents -= amount_cents
         self._entry("charge", amount_cents, order_id, description, at)
+
+    @event("RenewalCharged")
+    def _renewal_charged(
+        self, *, amount_cents: int, order_id: str | None, description: str, at: float
+    ) -> None:
+        self.balance_cents -= amount_cents
+        self._entry("renewal", amount_cents, order_id, description, at)
 
     @event("Refunded")
     def _refunded(self, *, amount_cents: int, order_id: str, description: str, at: float) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 
+from domain.swaps import Swap
 from projections.swaps import SWAP_EVENTS, due_swaps, waiting_swaps, warm_periods_over
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
+from services.sandbox_offsets import on_its_clock
 from services.swaps import advance_swap, detach_warm_domain, recheck_waiting
 
 # Waiting swaps need the partner (or the DNS) to act; re-checking them on every wake-up would
@@ -41,8 +43,8 @@ class SwapWorker(PollingWorker):
             warm_over = warm_periods_over(cur, now)
         if recheck:
             self._rechecked_at = time.monotonic()
-        self.run_each(due, advance_swap)
-        self.run_each(waiting, recheck_waiting)
+        self.run_each(due, on_its_clock("swp", Swap, advance_swap))
+        self.run_each(waiting, on_its_clock("swp", Swap, recheck_waiting))
         self.run_each(warm_over, detach_warm_domain)
         return len(due) + len(warm_over)
 

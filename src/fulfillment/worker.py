@@ -17,6 +17,7 @@ check makes a step that two workers (or a restarted one) attempt land once.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,8 +33,15 @@ from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services.orders import apply_outcome, finalize_cancel
+from services.renewals import due_terms, run_term
+from services.sandbox_clock import moved_clocks, run_due
 
 log = logging.getLogger(__name__)
+
+SANDBOX_CLOCK_PASS_SECONDS = 1.0
+# Anniversaries are days apart; a pass a minute is prompt enough and costs one query.
+RENEWAL_PASS_SECONDS = 60.0
+ABANDONED_ADVANCE_SECONDS = 120.0
 
 TRACKING = "fulfillment"
 STEP, CANCEL = "step", "cancel"
@@ -67,6 +75,10 @@ class FulfillmentWorker(PollingWorker):
         # commits (group commit) instead of each waiting for its own flush in turn. Jobs of
         # one order never run together: a pass lists an order once, and claims it first.
         self._jobs = _job_threads()
+        self._next_clock_pass = 0.0
+        self._next_renewal_pass = 0.0
+        # At start every unsettled advance is a dead process's; later only ones this old are.
+        self._abandoned_after = -float("inf")
 
     def _track(self, cur: Any, event: Any, position: int) -> None:
         name = type(event).__qualname__
@@ -103,6 +115,10 @@ class FulfillmentWorker(PollingWorker):
     def run_once(self) -> int:
         """Catch up with the log, then run every job that is due; returns how many ran."""
         self.follower.catch_up()
+        self._run_sandbox_clocks()
+        if time.monotonic() >= self._next_renewal_pass:
+            self._next_renewal_pass = time.monotonic() + RENEWAL_PASS_SECONDS
+            self.renew_live_terms()
         now = self.container.clock.now()
         with self.db.read() as cur:
             due = cur.execute(
@@ -120,6 +136,34 @@ class FulfillmentWorker(PollingWorker):
     def _run_row(self, row: dict[str, Any]) -> None:
         self._run(uuid.UUID(hex=row["order_id"]), row["job"])
 
+    def renew_live_terms(self) -> int:
+        """Renew (or lapse) the live domains whose anniversary has come, on real time; the
+        sandbox's run on its clock's advances. Returns how many moved."""
+        with self.container.read_db.read() as cur:
+            due = due_terms(cur, "tenant LIKE ?", "%:live", self.container.clock.real_now())
+        moved = 0
+        for _due_at, _kind, dom_id in due:
+            try:
+                moved += run_term(self.container, dom_id) is not None
+            except Exception:
+                log.exception("renewal of %s failed; it is tried again next pass", dom_id)
+        return moved
+
+    def _run_sandbox_clocks(self) -> None:
+        """What comes due on the moved sandbox clocks, which run ahead of real time, and what
+        an advance a dead process left half done still owes (at start: every unsettled one;
+        later: those noted long enough ago that their own process cannot still be on it)."""
+        if time.monotonic() < self._next_clock_pass:
+            return
+        self._next_clock_pass = time.monotonic() + SANDBOX_CLOCK_PASS_SECONDS
+        abandoned_before = self.container.clock.real_now() - self._abandoned_after
+        for org_id in moved_clocks(self.container):
+            try:
+                run_due(self.container, org_id, abandoned_before)
+            except Exception:
+                log.exception("sandbox clock of %s: running what came due failed", org_id)
+        self._abandoned_after = ABANDONED_ADVANCE_SECONDS
+
     def _claim(self, row: dict[str, Any], now: float) -> bool:
         """Push the job's due time out by a lease, unless another worker did so first."""
         with self.db.transaction() as cur:
@@ -134,6 +178,11 @@ class FulfillmentWorker(PollingWorker):
         order = self.container.store.find(order_uuid, Order)
         if not isinstance(order, Order):
             return
+        # A sandbox order's grace window ends on its organization's sandbox clock.
+        with self.container.clock.scoped(order.org_id, order.environment):
+            self._move(order, job)
+
+    def _move(self, order: Order, job: str) -> None:
         at = self.container.clock.now()
         others: list[Aggregate] = []
         if job == CANCEL and order.status == CANCEL_SCHEDULED:
@@ -157,7 +206,7 @@ class FulfillmentWorker(PollingWorker):
         try:
             self.container.store.save(order, *others)
         except RecordConflictError:
-            log.info("order %s moved by another writer; the job runs again", order_uuid)
+            log.info("order %s moved by another writer; the job runs again", order.id)
 
     async def start(self) -> None:
         # Jobs come from the event log; catch up before the first pass so none is missed.

@@ -1,11 +1,22 @@
-"""The one injectable clock: grace windows and retry schedules read time only from here."""
+"""The one injectable clock: grace windows and retry schedules read time only from here.
+
+`container.clock` is a `TenantClock`: real time, except while code runs for one organization's
+sandbox (a request with a sandbox key, a worker's job on a sandbox resource), when it reads that
+sandbox's own clock (decisions.md 6), which its partner can move forward.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
+
+SANDBOX = "test"
 
 
 class Clock(Protocol):
@@ -33,6 +44,77 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         with self._lock:
             self._now += seconds
+
+
+@dataclass
+class SandboxScope:
+    """The sandbox a request or job runs for. Its offset is read once, on the first `now()`:
+    one request sees one clock, and requests that never read the time pay nothing."""
+
+    org_id: str
+    offset: float | None = None
+    pinned: float | None = None  # an advance runs each due item at its own due time
+
+
+_SCOPE: ContextVar[SandboxScope | None] = ContextVar("sandbox_clock_scope", default=None)
+
+
+class TenantClock:
+    """Real time, or the current sandbox's time. `offset_of(org_id)` reads a sandbox clock's
+    offset from the event store (set once the store exists)."""
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+        self.offset_of: Callable[[str], float] = lambda _org_id: 0.0
+
+    def now(self) -> float:
+        scope = _SCOPE.get()
+        if scope is None:
+            return self.base.now()
+        if scope.pinned is not None:
+            return scope.pinned
+        if scope.offset is None:
+            scope.offset = self.offset_of(scope.org_id)
+        return self.base.now() + scope.offset
+
+    def real_now(self) -> float:
+        """Real time whatever the scope: webhook envelopes and signatures, leases."""
+        return self.base.now()
+
+    def sandbox_now(self, org_id: str) -> float:
+        return self.base.now() + self.offset_of(org_id)
+
+    @contextmanager
+    def scoped(
+        self, org_id: str, environment: str, pinned: float | None = None
+    ) -> Iterator[None]:
+        """Read the sandbox clock of `org_id` inside (live: real time). Already inside that
+        sandbox's scope (a job an advance runs at its due time), the time stays as it is."""
+        current = _SCOPE.get()
+        same_sandbox = environment == SANDBOX and current is not None and current.org_id == org_id
+        if same_sandbox and pinned is None:
+            yield
+            return
+        scope = SandboxScope(org_id, pinned=pinned) if environment == SANDBOX else None
+        token = _SCOPE.set(scope)
+        try:
+            yield
+        finally:
+            _SCOPE.reset(token)
+
+
+def enter_scope(org_id: str, environment: str) -> object:
+    """For ASGI middleware, which cannot hold a `with` around the app: the token to reset."""
+    return _SCOPE.set(SandboxScope(org_id) if environment == SANDBOX else None)
+
+
+def leave_scope(token: object) -> None:
+    _SCOPE.reset(token)  # type: ignore[arg-type]
+
+
+def real_now(clock: Clock) -> float:
+    """Real time from any clock (a TenantClock's base)."""
+    return clock.real_now() if isinstance(clock, TenantClock) else clock.now()
 
 
 # Zero-padded field texts, looked up rather than formatted: read models and replays format a

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from domain.domain_terms import LAPSED, PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain, listed_source
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
@@ -23,6 +24,13 @@ from projections import domain_holders as holders
 from projections.base import ReadModel, on
 
 REPLACEMENT_NEEDED = "replacement_needed"
+TERM_EVENTS = (
+    "DomainTerm.Started",
+    "DomainTerm.AutoRenewSet",
+    "DomainTerm.Renewed",
+    "DomainTerm.RenewalPaymentFailed",
+    "DomainTerm.Lapsed",
+)
 DOMAIN_EVENTS = (
     "Domain.Registered",
     "Domain.Attached",
@@ -44,6 +52,7 @@ ORDER_EVENTS = (
     "Order.Cancelled",
     "Order.DomainSwapped",
     "Order.WarmDomainDetached",
+    "Order.DomainLapsed",
     "Order.InboxesRenamed",
 )
 _COLUMNS = (
@@ -57,7 +66,9 @@ _UPSERT = (
     "suite = excluded.suite, provider = excluded.provider, order_id = excluded.order_id, "
     "customer_id = excluded.customer_id, workspace_id = excluded.workspace_id, "
     "forwarding_url = COALESCE(excluded.forwarding_url, domains.forwarding_url), "
-    "auto_renew = excluded.auto_renew, reason = excluded.reason, "
+    # A PATCH's choice (the domain's term) outlives the orders that later rewrite the row.
+    "auto_renew = COALESCE((SELECT t.auto_renew FROM domain_terms t WHERE t.id = excluded.id), "
+    "excluded.auto_renew), reason = excluded.reason, "
     "dns_records = CASE WHEN excluded.dns_records = '[]' THEN domains.dns_records "
     "ELSE excluded.dns_records END, updated_at = excluded.updated_at"
 )
@@ -77,7 +88,7 @@ def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
 
 class DomainInventory(ReadModel):
     name = "domains"
-    tables = ("domains", "domain_usage", holders.TABLE)
+    tables = ("domains", "domain_usage", holders.TABLE, "domain_terms")
     ddl = (
         "CREATE TABLE IF NOT EXISTS domains (id TEXT PRIMARY KEY, position BIGINT NOT NULL, "
         "tenant TEXT NOT NULL, name TEXT NOT NULL, status TEXT NOT NULL, category TEXT NOT NULL, "
@@ -90,6 +101,8 @@ class DomainInventory(ReadModel):
         "CREATE TABLE IF NOT EXISTS domain_usage (holder TEXT NOT NULL, name TEXT NOT NULL, "
         "suite TEXT NOT NULL, PRIMARY KEY (holder, name))",
         "CREATE INDEX IF NOT EXISTS domain_usage_name ON domain_usage (name)",
+        "CREATE TABLE IF NOT EXISTS domain_terms (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
+        "auto_renew BOOLEAN NOT NULL, status TEXT NOT NULL, due_at DOUBLE PRECISION)",
         *holders.DDL,
     )
 
@@ -134,11 +147,15 @@ class DomainInventory(ReadModel):
         # A premium swap's old domain stays connected, like the order's own, until detached.
         held = order.held_items
         holders.record_version(cur, order_id, event.originator_version)
+        # A domain a swap brings in was registered then (its row is new): its renewal
+        # anniversary is the swap's, not the order's. Rows that exist keep their created_at.
+        swapped_in = type(event).__qualname__ == "Order.DomainSwapped"
+        bought_at = getattr(event, "at", None) if swapped_in else None
         for index, item in enumerate(held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
                 self._released(cur, order, item, position * 1000 + index)
             else:
-                self._upsert_item(cur, order, item, position * 1000 + index)
+                self._upsert_item(cur, order, item, position * 1000 + index, bought_at)
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
             self._released(cur, order, detached, position * 1000 + len(held), swapped=True)
@@ -201,7 +218,13 @@ class DomainInventory(ReadModel):
         )
 
     @staticmethod
-    def _upsert_item(cur: Any, order: Order, item: dict[str, Any], row_position: int) -> None:
+    def _upsert_item(
+        cur: Any,
+        order: Order,
+        item: dict[str, Any],
+        row_position: int,
+        created_at: float | None = None,
+    ) -> None:
         status, category = _order_item_status(order, item)
         connected = category == "connected"
         workspace_id = order.destination["workspace_id"] if order.destination else None
@@ -224,10 +247,44 @@ class DomainInventory(ReadModel):
                 bool(item.get("auto_renew", True)),
                 order.reason if status in ("failed", "action_required") else None,
                 json.dumps(item.get("dns_records") or []),
-                order.created_at,
+                order.created_at if created_at is None else created_at,
                 order.updated_at,
             ),
         )
+
+    @on(*TERM_EVENTS)
+    def term_changed(self, cur: Any, event: Any, position: int) -> None:
+        """A bought domain's term: its auto_renew choice, a renewal the wallet could not cover
+        (`action_required` until paid), its lapse (the row leaves inventory)."""
+        term: DomainTerm = self._at_version(event)
+        cur.execute(
+            "INSERT INTO domain_terms (id, tenant, auto_renew, status, due_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET auto_renew = excluded.auto_renew, "
+            "status = excluded.status, due_at = excluded.due_at",
+            (term.dom_id, term.tenant, term.auto_renew, term.status, term.due_at),
+        )
+        if term.status == LAPSED:
+            cur.execute("DELETE FROM domains WHERE id = ?", (term.dom_id,))
+            cur.execute("DELETE FROM domain_usage WHERE holder = ?", (term.dom_id,))
+            return
+        cur.execute(
+            "UPDATE domains SET auto_renew = ? WHERE id = ?", (term.auto_renew, term.dom_id)
+        )
+        at = getattr(event, "at", None)
+        if at is None:  # started: nothing moved yet
+            return
+        if term.status == PAYMENT_FAILED:
+            cur.execute(
+                "UPDATE domains SET status = 'action_required', reason = ?, updated_at = ? "
+                "WHERE id = ?",
+                (PAYMENT_FAILED, at, term.dom_id),
+            )
+        else:  # paid after all: as it was before
+            cur.execute(
+                "UPDATE domains SET status = CASE WHEN category = 'connected' THEN 'active' "
+                "ELSE 'available' END, reason = NULL, updated_at = ? WHERE id = ? AND reason = ?",
+                (at, term.dom_id, PAYMENT_FAILED),
+            )
 
     @on("Order.DomainForwardingSet")
     def order_forwarding_set(self, cur: Any, event: Any, position: int) -> None:

@@ -29,6 +29,7 @@ ORDER_EVENTS = (
     "Order.Cancelled",
     "Order.DomainSwapped",
     "Order.WarmDomainDetached",
+    "Order.DomainLapsed",
     "Order.InboxesRenamed",
     "Order.DomainForwardingSet",
 )

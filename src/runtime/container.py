@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from adapters import dkim
-from infra.clock import Clock, SystemClock
+from infra.clock import Clock, SystemClock, TenantClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.deployment import ensure_deployment_id
 from infra.sealing import Sealer
@@ -21,6 +21,7 @@ from projections.runner import ReadModels
 from services.accounts import Accounts
 from services.idempotency import IdempotencyStore
 from services.rate_limit import RateLimiter
+from services.sandbox_offsets import SandboxOffsets
 from services.store import EventStore, eventstore_env
 
 
@@ -73,7 +74,7 @@ def schema_setup_lock(settings: Settings) -> Iterator[None]:
 @dataclass
 class Container:
     settings: Settings
-    clock: Clock
+    clock: TenantClock
     store: EventStore
     read_db: Database
     ops_db: Database
@@ -101,9 +102,13 @@ class Container:
         records_db, moved_from = _idempotency_database(settings, ops_db)
         dkim_keys = dkim.KeySet(dkim.StoredKeys(ops_db))
         dkim.use(dkim_keys)  # the simulators draw this deployment's keys
+        tenant_clock = TenantClock(clock)
+        tenant_clock.offset_of = SandboxOffsets(store)
+        # Keys, rate buckets and idempotency records are the organization's, not its sandbox's:
+        # they stay on real time.
         return cls(
             settings=settings,
-            clock=clock,
+            clock=tenant_clock,
             store=store,
             read_db=read_db,
             ops_db=ops_db,

@@ -8,11 +8,14 @@ never apply a move twice.
 
 from __future__ import annotations
 
+from domain.forwarding import ForwardingJob
+from domain.imports import ImportJob
 from projections.domain_jobs import FORWARDING_JOB_EVENTS, IMPORT_JOB_EVENTS, open_jobs
 from runtime.container import Container
 from runtime.polling import PollingWorker
 from runtime.roles import register_role
 from services import forwarding, imports
+from services.sandbox_offsets import on_its_clock
 
 # Waiting on nameservers is slow by nature; a new job wakes the worker at once (`wake_on`).
 MIN_INTERVAL_SECONDS = 0.2
@@ -29,8 +32,8 @@ class DomainWorker(PollingWorker):
     def run_once(self) -> None:
         with self.container.read_db.read() as cur:
             import_ids, forwarding_ids = open_jobs(cur)
-        self.run_each(import_ids, imports.advance_job)
-        self.run_each(forwarding_ids, forwarding.finish_job)
+        self.run_each(import_ids, on_its_clock("imp", ImportJob, imports.advance_job))
+        self.run_each(forwarding_ids, on_its_clock("fwj", ForwardingJob, forwarding.finish_job))
 
 
     def describe(self) -> str:

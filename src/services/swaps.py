@@ -311,25 +311,33 @@ def recheck_waiting(container: Any, swap_id: str) -> None:
     retry_conflicts(run)
 
 
-def detach_warm_domain(container: Any, swap_id: str) -> None:
-    """A premium swap's warm period is over: the old domain leaves the order."""
+def detach_warm_domain(container: Any, swap_id: str) -> bool:
+    """A premium swap's warm period is over: the old domain leaves the order. Whether this
+    call detached it (a sandbox clock's advance counts what it ran)."""
 
-    def run() -> None:
+    def run() -> bool:
         swap = _find(container, swap_id)
-        at = container.clock.now()
-        if (
-            swap is None
-            or swap.warm_until is None
-            or swap.old_domain_detached_at is not None
-            or at < swap.warm_until
-        ):
-            return
-        swap.detach_old_domain(at)
-        order = container.store.find(parse_id("ord", swap.order_id), Order)
-        others: list[Aggregate] = []
-        if isinstance(order, Order) and any(i["domain"] == swap.domain for i in order.warm_domains):
-            order.detach_warm_domain(swap.domain, at)
-            others.append(order)
-        container.store.save(swap, *others)
+        if swap is None:
+            return False
+        with container.clock.scoped(swap.org_id, swap.environment):
+            return _detach_when_warm_period_over(container, swap)
 
-    retry_conflicts(run)
+    return retry_conflicts(run)
+
+
+def _detach_when_warm_period_over(container: Any, swap: Any) -> bool:
+    at = container.clock.now()
+    if (
+        swap.warm_until is None
+        or swap.old_domain_detached_at is not None
+        or at < swap.warm_until
+    ):
+        return False
+    swap.detach_old_domain(at)
+    order = container.store.find(parse_id("ord", swap.order_id), Order)
+    others: list[Aggregate] = []
+    if isinstance(order, Order) and any(i["domain"] == swap.domain for i in order.warm_domains):
+        order.detach_warm_domain(swap.domain, at)
+        others.append(order)
+    container.store.save(swap, *others)
+    return True

@@ -24,6 +24,7 @@ class Due:
     org_id: str
     payload: str
     leased_until: float = 0.0  # the `claimed_until` this dispatcher set: its lease
+    tenant: str = ""  # org_...:test or org_...:live
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:
@@ -71,9 +72,9 @@ def claim_due(
     """Pending rows whose time has come and whose lease (if any) ran out, now leased to us."""
     with db.read() as cur:
         rows = cur.execute(
-            "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE status = 'pending' "
-            "AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?) "
-            "ORDER BY next_attempt_at LIMIT ?",
+            "SELECT event_id, org_id, payload, tenant FROM webhook_deliveries "
+            "WHERE status = 'pending' AND next_attempt_at <= ? "
+            "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY next_attempt_at LIMIT ?",
             (now, now, limit),
         ).fetchall()
     rows = [r for r in rows if r["event_id"] not in skip]
@@ -88,7 +89,34 @@ def claim_due(
                 (now + lease, row["event_id"], now),
             )
             if cur.rowcount == 1:
-                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], now + lease))
+                claimed.append(
+                    Due(row["event_id"], row["org_id"], row["payload"], now + lease, row["tenant"])
+                )
+    return claimed
+
+
+def claim_due_of_tenant(
+    db: Database, tenant: str, due_by: float, real_now: float, lease: float
+) -> list[Due]:
+    """A sandbox clock's advance (decisions.md 6): the tenant's pending rows due by its sandbox
+    time `due_by`, leased on real time as the dispatcher's claims are, so neither posts a
+    delivery the other holds."""
+    with db.transaction() as cur:
+        rows = cur.execute(
+            "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE tenant = ? "
+            "AND status = 'pending' AND next_attempt_at <= ? "
+            "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY next_attempt_at",
+            (tenant, due_by, real_now),
+        ).fetchall()
+        claimed: list[Due] = []
+        for row in rows:
+            cur.execute(
+                "UPDATE webhook_deliveries SET claimed_until = ? WHERE event_id = ? "
+                "AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < ?)",
+                (real_now + lease, row["event_id"], real_now),
+            )
+            if cur.rowcount == 1:
+                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], real_now + lease))
     return claimed
 
 
@@ -119,6 +147,9 @@ class Outcome:
     duration_ms: float
     status_code: int | None
     error: str | None
+    # The time the next attempt is scheduled from, when not the writer's `now`: a sandbox
+    # delivery's retries run on its organization's sandbox clock (decisions.md 6).
+    scheduled_from: float | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -217,6 +248,8 @@ def _record(
 ) -> str:
     number = counter[0] + 1
     in_round = counter[1] + 1
+    if outcome.scheduled_from is not None:
+        now = outcome.scheduled_from
     next_at: float | None = None
     delivered_at: float | None = None
     if outcome.succeeded:

@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -91,7 +92,7 @@ class WebhookDispatcher:
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
         # Read just before each attempt (a rotated secret signs the next one), many per hop.
         self._current_endpoints = BatchedLookup(self._endpoint)
-        self._outcomes: list[tuple[str, Outcome, asyncio.Future[str]]] = []
+        self._outcomes: list[tuple[Due, Outcome, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._nc: Any = None
         # httpx's TLS defaults (certifi's roots), built once: loading them costs a quarter second.
@@ -191,10 +192,10 @@ class WebhookDispatcher:
         for message in messages:
             body = json.loads(message.data)
             envelope = body["envelope"]
-            items.append(
-                Due(envelope["id"], body["org_id"], json.dumps(envelope, separators=(",", ":")))
-            )
-            tenants.append(f"{body['org_id']}:{body['environment']}")
+            tenant = f"{body['org_id']}:{body['environment']}"
+            payload = json.dumps(envelope, separators=(",", ":"))
+            items.append(Due(envelope["id"], body["org_id"], payload, tenant=tenant))
+            tenants.append(tenant)
         new, endpoints = await anyio.to_thread.run_sync(
             self._enqueue_and_read_endpoints, items, tenants, self.container.clock.now()
         )
@@ -253,7 +254,7 @@ class WebhookDispatcher:
                 if not await self._lease_covers_attempt(due):
                     return
                 outcome = await self._attempt(due, endpoints)
-            status = await self._record(due.event_id, outcome)
+            status = await self._record(due, outcome)
             if status == "failed":
                 log.warning("webhook %s failed after its last attempt", due.event_id)
         except asyncio.CancelledError:
@@ -293,11 +294,11 @@ class WebhookDispatcher:
         answer = await self._sender.post(due.org_id, endpoint.url, body, headers)
         return done(answer.status_code, answer.error)
 
-    async def _record(self, event_id: str, outcome: Outcome) -> str:
+    async def _record(self, due: Due, outcome: Outcome) -> str:
         """Store the attempt; attempts finishing while a write is on its way share the next
         transaction (one commit per batch instead of one per delivery)."""
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._outcomes.append((event_id, outcome, future))
+        self._outcomes.append((due, outcome, future))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_outcomes(), name="webhook-attempts")
         return await future
@@ -306,13 +307,7 @@ class WebhookDispatcher:
         while self._outcomes:
             batch, self._outcomes = self._outcomes, []
             try:
-                statuses = await anyio.to_thread.run_sync(
-                    record_attempts,
-                    self.db,
-                    [(event_id, outcome) for event_id, outcome, _ in batch],
-                    self.settings.webhook_retry_schedule,
-                    self.container.clock.now(),
-                )
+                statuses = await anyio.to_thread.run_sync(self._record_batch, batch)
             except Exception as exc:  # each waiting delivery logs it; their leases expire
                 for _, _, future in batch:
                     if not future.done():
@@ -321,6 +316,22 @@ class WebhookDispatcher:
             for (_, _, future), status in zip(batch, statuses, strict=True):
                 if not future.done():
                     future.set_result(status)
+
+    def _record_batch(self, batch: list[tuple[Due, Outcome, Any]]) -> list[str]:
+        now = self.container.clock.now()
+        offsets: dict[str, float] = {}
+        outcomes = []
+        for due, outcome, _ in batch:
+            if due.tenant.endswith(":test"):
+                # A sandbox delivery's attempt and its next retry are on its sandbox clock.
+                if due.org_id not in offsets:
+                    offsets[due.org_id] = self.container.clock.offset_of(due.org_id)
+                offset = offsets[due.org_id]
+                outcome = replace(
+                    outcome, attempted_at=outcome.attempted_at + offset, scheduled_from=now + offset
+                )
+            outcomes.append((due.event_id, outcome))
+        return record_attempts(self.db, outcomes, self.settings.webhook_retry_schedule, now)
 
     def _endpoint(self, org_id: str) -> Endpoint | None:
         """The org's endpoint, cached until the organization changes its endpoint."""

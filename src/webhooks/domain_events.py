@@ -1,7 +1,8 @@
 """Public `domain.*` and `domain_import.*` events from Domain, ImportJob and ForwardingJob.
 
 `domain.connected` / `domain.action_required` carry the domain row as `GET /domains/{id}`
-shows it; `domain_import.*` the import job as `GET /domains/import/jobs/{id}` shows it;
+shows it (a renewal the wallet could not cover: `id`, `domain`, `status`, `reason`
+`renewal_payment_failed`, `auto_renew`, `renewal_price_cents`, `retry_at`); `domain_import.*` the import job as `GET /domains/import/jobs/{id}` shows it;
 `domain.forwarding_updated` / `domain.forwarding_failed` one event per domain with `id`,
 `domain`, `forwarding_url`, `job_id`, `status` (the domain's own status, which forwarding does
 not change), `forwarding_status` (the change's outcome: `completed` or `failed`) and `reason`
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.domain_terms import PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, ImportJob
+from infra.clock import iso
 from infra.ids import public_id
 from services.domains import aggregate_view
 from services.job_views import import_view
@@ -33,6 +36,22 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     return [
         event_about(domain, kind, public_id("dom", domain.id), aggregate_view(domain), event.at)
     ]
+
+
+@maps("DomainTerm.RenewalPaymentFailed")
+def renewal_unpaid(event: Any, store: EventStore) -> list[PublicEvent]:
+    """A live renewal the wallet could not cover: the domain needs the partner (a credit)."""
+    term: DomainTerm = _at(event, store)
+    data = {
+        "id": term.dom_id,
+        "domain": term.name,
+        "status": "action_required",
+        "reason": PAYMENT_FAILED,
+        "auto_renew": term.auto_renew,
+        "renewal_price_cents": event.required_cents,
+        "retry_at": iso(term.retry_at) if term.retry_at is not None else None,
+    }
+    return [event_about(term, "domain.action_required", term.dom_id, data, event.at)]
 
 
 _IMPORT_TYPES = {

@@ -76,6 +76,15 @@ def stable_event_id(originator_id: uuid.UUID, originator_version: int, index: in
     return "evt_" + raw.hex()
 
 
+def _envelope_time(event: PublicEvent, domain_event: Any) -> float:
+    """A sandbox event's envelope keeps real time (decisions.md 6: its organization's clock
+    may be ahead): the time the event was stored, which a replay reads back unchanged."""
+    stored = getattr(domain_event, "timestamp", None)
+    if event.environment != "test" or stored is None:
+        return event.created_at
+    return float(stored.timestamp())
+
+
 def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]:
     mapper = MAPPERS.get(type(domain_event).__qualname__)
     if mapper is None:
@@ -88,7 +97,7 @@ def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]
             environment=e.environment,
             resource_id=e.resource_id,
             data=e.data,
-            created_at=e.created_at,
+            created_at=_envelope_time(e, domain_event),
             id=stable_event_id(domain_event.originator_id, domain_event.originator_version, i),
         )
         for i, e in enumerate(events)

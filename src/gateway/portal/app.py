@@ -25,6 +25,7 @@ from litestar.response import Redirect
 
 from domain.api_keys import ApiKey
 from domain.errors import DomainError
+from gateway.portal.clock import clock_panel
 from gateway.rest.lists import container_of
 from infra.ids import parse_id
 from runtime.container import Container
@@ -130,6 +131,7 @@ def _dashboard(
         events=render_page(container.read_db, rows),
         shown_status=status,
         older=older,
+        sandbox_clock=clock_panel(container, session.org_id, session.environment),
         **extra,
     )
 

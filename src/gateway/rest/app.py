@@ -11,6 +11,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from gateway.portal.app import PortalController
+from gateway.portal.clock_routes import PortalClockController
 from gateway.rest.allow_header import correct_allow_header
 from gateway.rest.api_page import api_page, api_page_assets
 from gateway.rest.auth import AuthAndRateLimitMiddleware
@@ -71,6 +72,7 @@ def create_litestar(container: Container, lifespans: list[Lifespan] | None = Non
             metrics_endpoint,
             PortalController,
             api_page_assets(SCHEMA_PATH),
+            PortalClockController,
             *extra_routes,
         ],
         exception_handlers={Exception: handle_exception},

@@ -11,6 +11,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
 from gateway.rest import metrics
+from infra.clock import enter_scope, leave_scope
 from services.accounts import Principal
 
 # Handlers declare the write permission they need in `opt`; non-GET handlers default to full.
@@ -36,13 +37,18 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
             str(scope.get("method", "GET")), scope["route_handler"].opt, principal.preset
         )
         scope["principal"] = principal  # type: ignore[typeddict-unknown-key]
+        # Everything this request does reads its sandbox's clock (decisions.md 6).
+        clock_scope = enter_scope(principal.org_id, principal.environment)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", []), *headers]
             await send(message)
 
-        await next_app(scope, receive, send_with_headers)
+        try:
+            await next_app(scope, receive, send_with_headers)
+        finally:
+            leave_scope(clock_scope)
 
 
 async def authorize_off_loop(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anyio
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
 
 from domain.domains import STATUSES
@@ -16,6 +17,8 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from services.domains import __doc__ as AVAILABILITY_RULES
 from services.domains import check_availability, get_domain, render_rows
+from services.renewals import __doc__ as RENEWAL_RULES
+from services.renewals import set_auto_renew
 
 CATEGORIES = ("inventory", "connected")
 
@@ -66,6 +69,11 @@ class DomainOut(msgspec.Struct, kw_only=True):
     order_id: str | None | msgspec.UnsetType = msgspec.UNSET
     workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET
     usable_for: list[Literal["suite_a", "suite_b"]] | msgspec.UnsetType = msgspec.UNSET
+
+
+class RenewalBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # Required, but checked after the domain is found: a foreign id is 404 whatever the body.
+    auto_renew: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class DomainResponse(msgspec.Struct):
@@ -158,3 +166,32 @@ class DomainsController(Controller):
     async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
         tenant = principal_of(request).tenant
         return {"data": get_domain(container_of(request), tenant, domain_id)}
+
+    @patch(
+        "/{domain_id:str}",
+        operation_id="updateDomain",
+        summary="Turn a bought domain's yearly renewal (`auto_renew`) off or on",
+        description=(RENEWAL_RULES or "")
+        + "\n\nBody: `{\"auto_renew\": false}` or `true`. `full` preset. An imported domain: "
+        "409 `domain_not_renewable`. Answers the domain.",
+        responses={
+            200: ResponseDoc(DomainResponse, description="The domain"),
+            409: ResponseDoc(
+                None, description="domain_not_renewable: an imported domain renews with the "
+                "customer's registrar"
+            ),
+        },
+    )
+    async def update(
+        self, request: Request[Any, Any, Any], domain_id: str, data: RenewalBody
+    ) -> dict[str, Any]:
+        tenant = principal_of(request).tenant
+        container = container_of(request)
+
+        def run() -> dict[str, Any]:
+            wanted = None if data.auto_renew is msgspec.UNSET else data.auto_renew
+            set_auto_renew(container, tenant, domain_id, wanted)
+            container.read_models.wait_for_stored(container.store.recorder)
+            return get_domain(container, tenant, domain_id)
+
+        return {"data": await anyio.to_thread.run_sync(run)}

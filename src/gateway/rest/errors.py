@@ -57,6 +57,7 @@ STATUS_BY_CODE: dict[str, int] = {
         409,
     ),
     "bundle_archived": 409,
+    "domain_not_renewable": 409,
     "payload_too_large": 413,
     # Answered by the HTTP server itself (runtime/http_edge.py), before the application runs.
     "request_timeout": 408,

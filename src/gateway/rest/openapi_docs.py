@@ -142,6 +142,7 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "submitImportJob": False,
     "setDomainForwarding": False,
     "releasePoolDomains": False,
+    "advanceSandboxClock": False,
     "redeliverEvents": False,
 }
 

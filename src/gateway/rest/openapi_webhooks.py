@@ -17,6 +17,10 @@ _DATA = {
     "forwarding": "`id` (`dom_`), `domain`, `forwarding_url`, `job_id` (or `order_id`), "
     "`status` (the domain's), `forwarding_status`, `reason` on failure",
     "domain": "the domain, with `status`",
+    "domain.action_required": "the domain, with `status` and `reason`; a live yearly renewal "
+    "the wallet could not cover: `id`, `domain`, `status`, `reason` `renewal_payment_failed`, "
+    "`auto_renew`, `renewal_price_cents`, `retry_at` (tried again daily; unpaid 30 days after "
+    "its anniversary, the domain lapses)",
     "domain_import": "the import job, as `GET /domains/import/jobs/{id}` shows it",
     "swap": "the swap, as `GET /swaps/{id}` shows it",
     "pool": "the pool domain, reservation, release or replacement, with `status`",

@@ -14,6 +14,7 @@ from gateway.rest.orders import OrdersController
 from gateway.rest.pool import PoolController
 from gateway.rest.purchase import PurchaseController
 from gateway.rest.quotes import QuotesController
+from gateway.rest.sandbox_clock import SandboxClockController
 from gateway.rest.swaps import SwapsController
 from gateway.rest.tlds_generate import TldsGenerateController
 from gateway.rest.users import UsersController
@@ -39,4 +40,5 @@ def partner_controllers() -> list[Any]:
         ForwardingController,
         PoolController,
         SwapsController,
+        SandboxClockController,
     ]

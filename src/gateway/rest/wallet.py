@@ -25,9 +25,10 @@ INSUFFICIENT_FUNDS: dict[int, ResponseDoc] = {
 
 
 class WalletEntry(msgspec.Struct):
-    """One ledger entry; `order_id` is null on operator credits."""
+    """One ledger entry; `order_id` is null on operator credits. A `renewal` is a domain's
+    yearly renewal (0 cents in the sandbox), with the order that bought the domain."""
 
-    type: Literal["credit", "charge", "refund"]
+    type: Literal["credit", "charge", "refund", "renewal"]
     amount_cents: int
     balance_after_cents: int
     order_id: str | None

@@ -1,0 +1,146 @@
+"""Yearly renewal and lapse (decisions.md 6): on the sandbox clock for sandbox keys, on real
+time (the worker) for live keys, `PATCH /domains/{id}` to turn `auto_renew` off or on."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+from conftest import ServiceFactory
+from sandbox_clock_support import advance, completed_order
+from test_domains_imports import wait_job
+from test_orders_live import wait_status
+from test_orders_sandbox import error_of
+from test_wallet_purchase import credit
+
+from fulfillment.worker import FulfillmentWorker
+from infra.clock import ManualClock
+
+START = 1_800_000_000.0
+DAY = 86_400
+YEAR = 31_622_400  # one advance at most: 366 days
+
+
+def _patch(client: httpx.Client, dom_id: str, auto_renew: bool) -> dict[str, Any]:
+    answer = client.patch(f"/domains/{dom_id}", json={"auto_renew": auto_renew})
+    assert answer.status_code == 200, answer.text
+    data: dict[str, Any] = answer.json()["data"]
+    return data
+
+
+def _entries(client: httpx.Client, kind: str) -> list[dict[str, Any]]:
+    entries = client.get("/wallet", params={"per_page": 100}).json()["data"]["entries"]
+    return [e for e in entries if e["type"] == kind]
+
+
+def test_a_years_advance_renews_bought_domains_and_lapses_the_others(
+    service_factory: ServiceFactory,
+) -> None:
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        order = completed_order(sandbox, a=3)
+        kept, dropped, turned_back = order["domains"]
+        assert _patch(sandbox, dropped["id"], False)["auto_renew"] is False
+        assert _patch(sandbox, turned_back["id"], False)["auto_renew"] is False
+        assert _patch(sandbox, turned_back["id"], True)["auto_renew"] is True
+        error_of(sandbox.patch(f"/domains/{kept['id']}", json={"auto_renew": "no"}), 400,
+                 "invalid_request")
+        error_of(sandbox.patch("/domains/dom_" + "0" * 32, json={"auto_renew": False}), 404,
+                 "not_found")
+        job = sandbox.post("/domains/import", json={"domains": ["customer-owned.com"]})
+        imported = wait_job(sandbox, job.json()["data"]["id"], "completed")
+        row = sandbox.get("/domains", params={"domain": "customer-owned.com"}).json()["data"][0]
+        refused = sandbox.patch(f"/domains/{row['id']}", json={"auto_renew": False})
+        error_of(refused, 409, "domain_not_renewable")
+        assert imported["status"] == "completed"
+
+        assert advance(sandbox, seconds=364 * DAY)["came_due"]["renewals"] == 0
+        came_due = advance(sandbox, seconds=2 * DAY)["came_due"]
+        assert (came_due["renewals"], came_due["lapses"]) == (2, 1)
+        renewals = _entries(sandbox, "renewal")
+        assert len(renewals) == 2 and {e["amount_cents"] for e in renewals} == {0}
+        assert {e["order_id"] for e in renewals} == {order["id"]}
+        service.wait_projections()
+        assert sandbox.get("/domains", params={"domain": dropped["domain"]}).json()["data"] == []
+        view = sandbox.get(f"/orders/{order['id']}").json()["data"]
+        assert {d["domain"] for d in view["domains"]} == {kept["domain"], turned_back["domain"]}
+        error_of(sandbox.get(f"/domains/{dropped['id']}"), 404, "not_found")
+        # Each anniversary once; the next one a year on.
+        assert advance(sandbox, seconds=300 * DAY)["came_due"]["renewals"] == 0
+        assert advance(sandbox, seconds=70 * DAY)["came_due"]["renewals"] == 2
+        assert len(_entries(sandbox, "renewal")) == 4
+
+
+def _buy(client: httpx.Client, *entries: tuple[str, bool]) -> dict[str, Any]:
+    body = {"domains": [{"domain": name, "auto_renew": renew} for name, renew in entries]}
+    answer = client.post(
+        "/domains/purchase", json=body, headers={"Idempotency-Key": str(uuid.uuid4())}
+    )
+    assert answer.status_code == 201, answer.text
+    data: dict[str, Any] = answer.json()["data"]
+    return data
+
+
+def _completed_live(client: httpx.Client, clock: ManualClock, order_id: str) -> None:
+    deadline = time.monotonic() + 30
+    while client.get(f"/orders/{order_id}").json()["data"]["status"] != "completed":
+        assert time.monotonic() < deadline, "the purchase did not complete"
+        clock.advance(1)
+        time.sleep(0.05)
+
+
+def test_live_renewals_charge_the_wallet_and_wait_for_a_credit(
+    service_factory: ServiceFactory,
+) -> None:
+    clock = ManualClock(START)
+    service = service_factory(clock=clock, fulfillment_step_seconds=1)
+    org = service.new_org()
+    credit(service, org, 2 * 1299 + 1599)
+    with service.client(service.new_key(org, "live")) as live:
+        order = _buy(live, ("renewing-one.com", True), ("lapsing-one.com", False))
+        _completed_live(live, clock, order["id"])
+        worker = FulfillmentWorker(service.container)
+        with service.client(service.new_key(org)) as sandbox:
+            advance(sandbox, seconds=YEAR)  # the sandbox clock moves nothing live
+        assert worker.renew_live_terms() == 0
+        clock.advance(YEAR)
+        service.wait_projections()
+        assert worker.renew_live_terms() == 2
+        (renewal,) = _entries(live, "renewal")
+        assert renewal["amount_cents"] == 1599 and renewal["order_id"] == order["id"]
+        assert live.get("/wallet").json()["data"]["balance_cents"] == 0
+        service.wait_projections()
+        assert live.get("/domains", params={"domain": "lapsing-one.com"}).json()["data"] == []
+
+        # The next year the wallet is empty: action_required, tried again daily.
+        clock.advance(365 * DAY)
+        service.wait_projections()
+        worker.renew_live_terms()
+        service.wait_projections()
+        (row,) = live.get("/domains", params={"domain": "renewing-one.com"}).json()["data"]
+        assert (row["status"], row["reason"]) == ("action_required", "renewal_payment_failed")
+        events = live.get("/events", params={"type": "domain.action_required"}).json()["data"]
+        assert events[0]["data"]["reason"] == "renewal_payment_failed"
+        credit(service, org, 1599)
+        clock.advance(DAY)
+        service.wait_projections()
+        assert worker.renew_live_terms() == 1
+        service.wait_projections()
+        (row,) = live.get("/domains", params={"domain": "renewing-one.com"}).json()["data"]
+        assert row["status"] == "available" and "reason" not in row
+        assert len(_entries(live, "renewal")) == 2
+        wait_status(live, order["id"], "completed")
+
+
+def test_patch_needs_auto_renew_after_finding_the_domain(service_factory: ServiceFactory) -> None:
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox, service.partner() as stranger:
+        order = completed_order(sandbox)
+        dom_id = order["domains"][0]["id"]
+        error_of(stranger.patch(f"/domains/{dom_id}", json={}), 404, "not_found")
+        refused = sandbox.patch(f"/domains/{dom_id}", json={})
+        assert error_of(refused, 400, "invalid_request")["field"] == "auto_renew"
+        unknown = sandbox.patch(f"/domains/{dom_id}", json={"auto_renew": True, "x": 1})
+        assert error_of(unknown, 400, "invalid_request")["field"] == "x"

@@ -1,0 +1,41 @@
+"""A premium swap's 14 warm days end on the sandbox clock (decisions.md 6)."""
+
+from __future__ import annotations
+
+from conftest import ServiceFactory
+from sandbox_clock_support import advance
+from test_swaps import DAY, completed_order, of, settled, swap
+
+from infra.clock import ManualClock, iso
+
+START = 1_800_000_000.0
+
+
+def test_advance_past_the_warm_period_detaches_the_old_domain(
+    service_factory: ServiceFactory,
+) -> None:
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as client:
+        order = completed_order(client)
+        advance(client, seconds=3600)  # the swap happens on the moved clock
+        old = order["domains"][0]["domain"]
+        done = settled(client, swap(client, of(order, old, "premium", new_domain="fresh-name.com")))
+        assert done["old_domain_status"] == "warm"
+        assert done["warm_until"] == iso(START + 3600 + 14 * DAY)
+        # Bought by the swap: its year (and renewal) starts then, not with the order.
+        service.wait_projections()
+        (bought,) = client.get("/domains", params={"domain": "fresh-name.com"}).json()["data"]
+        assert bought["created_at"] == iso(START + 3600)
+        assert advance(client, seconds=14 * DAY - 1)["came_due"]["warm_periods"] == 0
+        assert client.get(f"/swaps/{done['id']}").json()["data"]["old_domain_status"] == "warm"
+        moved = advance(client, seconds=1)
+        assert moved["came_due"]["warm_periods"] == 1
+        detached = client.get(f"/swaps/{done['id']}").json()["data"]
+        assert detached["old_domain_status"] == "detached"
+        assert detached["old_domain_detached_at"] == done["warm_until"]
+        service.wait_projections()
+        view = client.get(f"/orders/{order['id']}").json()["data"]
+        assert view["warm_domains"] == []
+        rows = client.get("/domains", params={"domain": old}).json()["data"]
+        assert [(d["status"], d["category"]) for d in rows] == [("available", "inventory")]
+        assert advance(client, seconds=DAY)["came_due"]["warm_periods"] == 0

@@ -1,0 +1,113 @@
+"""Pending webhook retries of a sandbox run on its clock (decisions.md 6): each advance makes
+one attempt of each delivery due; a failing receiver sees its five attempts, then `failed`."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from conftest import RunningService, ServiceFactory, delete_nats_stream
+from sandbox_clock_support import advance
+from webhook_receiver import Receiver, wait_until
+
+from infra.clock import ManualClock
+
+ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker", "swaps"]
+SCHEDULE = (60.0, 600.0, 6000.0, 60000.0)
+
+
+@pytest.fixture
+def webhooks(service_factory: ServiceFactory) -> Iterator[RunningService]:
+    running = service_factory(
+        clock=ManualClock(),
+        roles=ROLES,
+        allow_http_webhooks=True,
+        webhook_retry_schedule=SCHEDULE,
+        webhook_timeout_seconds=2.0,
+    )
+    yield running
+    with contextlib.suppress(Exception):
+        delete_nats_stream(running.container.settings)
+
+
+@pytest.fixture
+def failing() -> Iterator[Receiver]:
+    started = Receiver(respond=lambda _: 503).start()
+    yield started
+    started.stop()
+
+
+def _test_event_after_first_attempt(partner: httpx.Client) -> dict[str, Any]:
+    event = partner.post("/webhook_endpoint/test").json()["data"]
+
+    def attempted() -> dict[str, Any] | None:
+        found: dict[str, Any] = partner.get(f"/events/{event['id']}").json()["data"]
+        return found if len(found["attempts"]) == 1 else None
+
+    found: dict[str, Any] = wait_until(attempted)
+    return found
+
+
+def _attempts(partner: httpx.Client, event_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = partner.get(f"/events/{event_id}").json()["data"]
+    return found
+
+
+def test_each_advance_past_a_retry_makes_one_attempt(
+    webhooks: RunningService, failing: Receiver
+) -> None:
+    with webhooks.partner() as partner:
+        assert partner.put("/webhook_endpoint", json={"url": failing.url}).status_code == 200
+        event = _test_event_after_first_attempt(partner)
+        assert advance(partner, seconds=59)["came_due"]["webhook_attempts"] == 0
+        for number, wait in enumerate(SCHEDULE, start=2):
+            # One advance far past every retry still makes one attempt only.
+            moved = advance(partner, seconds=int(wait) * (3 if number == 3 else 1))
+            assert moved["came_due"]["webhook_attempts"] == 1, number
+            found = _attempts(partner, event["id"])
+            assert len(found["attempts"]) == number
+            assert found["attempts"][-1]["attempted_at"] == moved["now"]
+        assert found["status"] == "failed"
+        assert advance(partner, seconds=31_622_400)["came_due"]["webhook_attempts"] == 0
+        received = failing.of_event(event["id"])
+        assert len(received) == 5
+        # Receivers' checks hold: the signature's timestamp and the envelope stay on real time.
+        real_now = webhooks.container.clock.real_now()
+        assert {r.headers["Service-Timestamp"] for r in received} == {str(int(real_now))}
+        assert received[-1].event["created_at"] < found["attempts"][1]["attempted_at"]
+
+
+def test_two_advances_at_once_attempt_a_delivery_once(
+    webhooks: RunningService, failing: Receiver
+) -> None:
+    with webhooks.partner() as partner:
+        assert partner.put("/webhook_endpoint", json={"url": failing.url}).status_code == 200
+        event = _test_event_after_first_attempt(partner)
+        answers: list[dict[str, Any]] = []
+
+        def move() -> None:
+            answers.append(advance(partner, seconds=120))
+
+        threads = [threading.Thread(target=move) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sum(a["came_due"]["webhook_attempts"] for a in answers) == 1
+        assert len(_attempts(partner, event["id"])["attempts"]) == 2
+        assert len(failing.of_event(event["id"])) == 2
+
+
+def test_a_live_delivery_keeps_real_time(webhooks: RunningService, failing: Receiver) -> None:
+    org = webhooks.new_org()
+    with webhooks.client(webhooks.new_key(org, "live")) as live, webhooks.client(
+        webhooks.new_key(org)
+    ) as sandbox:
+        assert live.put("/webhook_endpoint", json={"url": failing.url}).status_code == 200
+        event = _test_event_after_first_attempt(live)
+        assert advance(sandbox, seconds=100_000)["came_due"]["webhook_attempts"] == 0
+        assert len(_attempts(live, event["id"])["attempts"]) == 1
