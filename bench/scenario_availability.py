@@ -1,4 +1,4 @@
-"""Issue 4: POST /domains/availability with 50 names against GET /me, same service and load."""
+"""POST /domains/availability with 50 names against GET /me, same service and load."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 7: signed webhook deliveries from stored events to a local receiver, against a plain
+"""Signed webhook deliveries from stored events to a local receiver, against a plain
 `httpx.AsyncClient` POST loop to the same receiver in the same run; then the lag from an event
 being stored to its delivery, with events stored at a steady 200 per second.
 

@@ -1,4 +1,4 @@
-"""Issue 2: GET /me through the whole stack against a bare Litestar app, same server and load.
+"""GET /me through the whole stack against a bare Litestar app, same server and load.
 
 Both run at once and are measured in alternating rounds: on a shared machine the load of
 others drifts within seconds, and a single back-to-back pair mostly measured that drift.

@@ -1,4 +1,4 @@
-"""Issue 9: reads, writes and webhooks from several organizations at once, on one real service.
+"""Reads, writes and webhooks from several organizations at once, on one real service.
 
 Each connection picks an operation by weight and a sandbox organization at random, so every
 endpoint sees every tenant while the others write. Every organization's webhook endpoint is a

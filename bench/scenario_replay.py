@@ -1,4 +1,4 @@
-"""Issue 8: `audit replay` throughput into fresh read models against the raw rate of reading
+"""`audit replay` throughput into fresh read models against the raw rate of reading
 the same notifications from the store, on SQLite and PostgreSQL, in one run.
 
 The history is written straight through the aggregates (many per transaction); each store is

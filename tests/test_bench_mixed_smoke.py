@@ -1,4 +1,4 @@
-"""Issue 9 (load): the mixed benchmark scenario runs for a few seconds against a real service
+"""The mixed benchmark scenario runs for a few seconds against a real service
 with the webhook roles and a real receiver, on SQLite only: no 5xx, every listed event arrives."""
 
 from __future__ import annotations

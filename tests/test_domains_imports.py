@@ -170,7 +170,7 @@ def test_a_name_no_order_could_use_fails_and_another_organizations_stays_its_own
 
 def _replayed_without_recorded_groups(service: RunningService, job_id: str) -> list[str]:
     """The names in the groups of the job rebuilt from its stored events, each `Progressed`
-    stripped of `nameserver_groups` as events stored before session 11 are."""
+    stripped of `nameserver_groups` as events stored before that field existed are."""
     store = service.container.store
     stored = store.recorder.select_events(parse_id("imp", job_id))
     job = None

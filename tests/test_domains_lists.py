@@ -1,4 +1,4 @@
-"""Limits of `POST /domains/purchase` and of the domain list (issue 4: every limit, filters and
+"""Limits of `POST /domains/purchase` and of the domain list (every limit, filters and
 pagination through HTTP)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9.1: Schemathesis against our own OpenAPI document, over real HTTP to a running service.
+"""Schemathesis against our own OpenAPI document, over real HTTP to a running service.
 
 Every operation of the served schema is exercised by a sandbox `full` key with generated valid and
 invalid input (Schemathesis's coverage phase: boundaries, wrong types, missing and unknown

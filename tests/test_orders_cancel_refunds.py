@@ -1,4 +1,4 @@
-"""What a cancelled live order gives back (issue 5): the licenses it never delivered and the
+"""What a cancelled live order gives back: the licenses it never delivered and the
 domains it never registered; a domain it registered stays the organization's and its
 registration charge stands. A completed purchase cannot be cancelled."""
 

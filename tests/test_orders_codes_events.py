@@ -1,4 +1,4 @@
-"""The order error codes and public events not shown elsewhere (issue 5): usable_for refusals,
+"""The order error codes and public events not shown elsewhere: usable_for refusals,
 an unfinished purchase, cancellation and failure events, domains in progress on a live order."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Concurrent orders naming the same domain: exactly one wins (issue 5), on both stores.
+"""Concurrent orders naming the same domain: exactly one wins, on both stores.
 
 The orders stay `action_required` (a private profile picture), so the winner still holds the
 domain when the others are decided; the read-model check alone lets racing requests through,

@@ -1,5 +1,5 @@
 """An order naming an imported domain whose nameservers are not pointed yet waits for them
-(issue 5, pending actions; spec 6 `domain.action_required`)."""
+(pending actions; spec 6 `domain.action_required`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Idempotency (spec 8), strict bodies and size limits (issue 2) through HTTP on a real endpoint."""
+"""Idempotency (spec 8), strict bodies and size limits through HTTP on a real endpoint."""
 
 from __future__ import annotations
 

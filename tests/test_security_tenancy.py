@@ -1,4 +1,4 @@
-"""Issue 9.5: tenancy across every id route, secrets at rest and in logs, SSRF rules, body limits.
+"""Tenancy across every id route, secrets at rest and in logs, SSRF rules, body limits.
 
 The id routes come from the served OpenAPI document, so a new `/{..._id}` endpoint is checked here
 as soon as a resource it serves is reachable from a list (or it is named as not seeded below).

@@ -90,7 +90,7 @@ class ImportJob(Aggregate):
         previous: str,
         completed_at: float | None,
         at: float,
-        # Recorded since session 11; events stored before it carry none and change no group.
+        # Events stored before this field existed carry none and change no group.
         nameserver_groups: list[dict[str, Any]] | None = None,
     ) -> None:
         self.items = items
