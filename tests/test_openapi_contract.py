@@ -120,3 +120,15 @@ def test_closed_vocabularies_are_enums_equal_to_the_domain_lists() -> None:
     assert None not in enum_of("Destination", "provider")  # null is its own choice
     error = document()["components"]["schemas"]["ErrorEnvelope"]["properties"]["error"]
     assert "not_found" in error["properties"]["code"]["enum"]
+
+
+def test_an_enum_beside_a_null_choice_admits_the_null() -> None:
+    """`PATCH /workspaces/{id}` takes `"provider": null`: an enum on the whole union that left
+    null out would have a validating client refuse what the service accepts."""
+    for schema_name, schema in document()["components"]["schemas"].items():
+        for field, node in schema.get("properties", {}).items():
+            nullable = any(choice.get("type") == "null" for choice in node.get("oneOf", []))
+            if nullable and "enum" in node:
+                assert None in node["enum"], (schema_name, field)
+    assert set(document()["components"]["schemas"]["UpdateWorkspaceRequest"]["properties"][
+        "provider"]["enum"]) == {*workspaces.PROVIDERS, None}
