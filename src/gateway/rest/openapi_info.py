@@ -50,4 +50,6 @@ TAGS = [
     Tag(name="pool", description="The warm domain pool: add, attach to a workspace, release, "
         "replace burned domains."),
     Tag(name="swaps", description="Replace a domain of an order, or rename its personas."),
+    Tag(name="sandbox clock", description="The sandbox's own clock: move it forward to try "
+        "time-driven rules (grace windows, warm periods, renewals, webhook retries) at once."),
 ]
