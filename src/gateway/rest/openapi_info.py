@@ -52,4 +52,6 @@ TAGS = [
     Tag(name="swaps", description="Replace a domain of an order, or rename its personas."),
     Tag(name="sandbox clock", description="The sandbox's own clock: move it forward to try "
         "time-driven rules (grace windows, warm periods, renewals, webhook retries) at once."),
+    Tag(name="webhooks", description="What the service POSTs to the organization's endpoint: "
+        "one signed envelope per event type."),
 ]
