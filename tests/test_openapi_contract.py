@@ -121,6 +121,7 @@ def test_closed_vocabularies_are_enums_equal_to_the_domain_lists() -> None:
         ("Inbox", "status"): ("active",),
         ("SwapInbox", "status"): ("active",),
         ("SwapOut", "new_domain_source"): ("inventory", "purchase", "generated"),
+        ("SwapOut", "old_domain_status"): ("attached", "warm", "detached"),
         ("DomainOut", "suite"): domains.SUITES,
         ("DomainOut", "provider"): domains.SUITES,
     }

@@ -24,6 +24,7 @@ from gateway.rest.vocabulary import Active, Environment, Suite, SwapStatus, Swap
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.swap_plan import MAX_PERSONAS
 from services.swap_plan import __doc__ as SWAP_RULES
+from services.swap_view import OldDomainStatus
 from services.swaps import create_swap, get_swap, rename_user_names
 
 
@@ -84,7 +85,7 @@ class SwapOut(msgspec.Struct, kw_only=True):
     refunded_cents: Annotated[int, _doc("refunded when the swap failed")]
     reason: Annotated[str | None, _doc("why it failed, or what the partner must do")]
     old_domain_status: Annotated[
-        str | None,
+        OldDomainStatus | None,
         _doc(
             "`attached` until completion, then `warm` (premium, until `warm_until`) or "
             "`detached`; null for user_names"
