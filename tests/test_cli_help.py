@@ -47,3 +47,12 @@ def test_help_prints_the_commands_and_examples() -> None:
     assert create.returncode == 0
     assert "--preset {full,limited,read}" in create.stdout and "example:" in create.stdout
     assert "partner-api key create org_... --env" in create.stdout
+
+
+def test_the_preset_help_lists_what_a_limited_key_may_call() -> None:
+    """Spec 5: a `limited` key may check availability, ask for quotes and generate names."""
+    _load_extensions()
+    create = next(p for p in _commands(build_parser()) if p.prog == "partner-api key create")
+    preset = next(a for a in create._actions if a.dest == "preset")
+    assert preset.help is not None
+    assert all(word in preset.help for word in ("availability", "quotes", "generation"))

@@ -73,6 +73,8 @@ def test_requests_that_are_not_http_are_400_with_the_envelope(service: RunningSe
         + b"\r\n0\r\n\r\n",
         b"GET /partner/v1/\xff HTTP/1.1\r\nHost: x\r\n\r\n",
         b"NOT HTTP AT ALL\r\n\r\n",
+        b"GET /partner/v1/me HTTP/1.1\r\n\r\n",  # RFC 9112 3.2: Host is required
+        request_head(ME, "Host: other.test") + b"\r\n",  # and only one
     ]
     for request in cases:
         answer = exchange(service, request)

@@ -48,3 +48,13 @@ def test_every_json_body_is_checked(service: RunningService) -> None:
         # Arrays of pairs are not objects; the same value twice is not a repeated name.
         fine = post_raw(client, "/domains/availability", '{"domains": ["a.com", "a.com"]}')
         assert fine.status_code == 200, fine.text
+
+
+def test_a_query_parameter_given_twice_is_refused(service: RunningService) -> None:
+    """The last one would silently win: `per_page=5&per_page=100` is ambiguous."""
+    with service.partner() as client:
+        twice = client.get("/orders", params=[("per_page", "5"), ("per_page", "1")])
+        error = error_of(twice, 400, "invalid_request")
+        assert error["field"] == "per_page" and "'per_page'" in error["message"]
+        once_each = client.get("/orders", params=[("per_page", "5"), ("status", "completed")])
+        assert once_each.status_code == 200, once_each.text

@@ -183,8 +183,8 @@ def _add_key(groups: Any) -> None:
         "--preset",
         choices=["full", "limited", "read"],
         required=True,
-        help="writes it may make: full (all), limited (availability and quotes only) or "
-        "read (none); every preset reads everything",
+        help="writes it may make: full (all), limited (availability, quotes and name "
+        "generation only) or read (none); every preset reads everything",
     )
     revoke = add_command(key, "revoke", "revoke a key at once", "partner-api key revoke key_...")
     revoke.add_argument("key_id", help="key_... id")

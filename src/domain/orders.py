@@ -35,7 +35,7 @@ stands), one it had not registered yet leaves the order and is refunded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from eventsourcing.domain import Aggregate, event
 
@@ -79,6 +79,10 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 ORDER = "order"
 PURCHASE = "purchase"
+# Where an order's domain comes from: chosen and bought by the service, named and bought,
+# named and already the organization's, taken from its inventory.
+ItemSource = Literal["generated", "purchase", "named", "inventory"]
+ITEM_SOURCES: tuple[ItemSource, ...] = ("generated", "purchase", "named", "inventory")
 # Item sources the order registers itself (the others were already the organization's).
 BOUGHT_SOURCES = ("generated", "purchase")
 

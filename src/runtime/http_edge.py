@@ -73,6 +73,8 @@ NOT_HTTP = Refusal("invalid_request", "The request is not valid HTTP/1.1.")
 HEAD_TOO_SLOW = Refusal("request_timeout", "The request head took too long to arrive.")
 BODY_TOO_SLOW = Refusal("request_timeout", "The request body took too long to arrive.")
 BUSY = Refusal("server_busy", "Too many connections are open; retry shortly.")
+# RFC 9112 3.2: an HTTP/1.1 request without a Host header, or any with two, is a 400.
+NO_SINGLE_HOST = Refusal("invalid_request", "An HTTP/1.1 request carries exactly one Host header.")
 
 
 def _too_large(limits: EdgeLimits) -> Refusal:
@@ -173,6 +175,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.disarm()
         if len(self.headers) > self.edge.max_headers or self.head_size() > self.edge.max_head_bytes:
             raise Refused(self.head_too_large())  # a head that came in fewer reads than its size
+        hosts = sum(1 for name, _ in self.headers if name == b"host")
+        if hosts > 1 or (hosts == 0 and self.parser.get_http_version() == "1.1"):
+            raise Refused(NO_SINGLE_HOST)
         length = self.parser_content_length()
         if length is not None and length > self.edge.max_body_bytes:
             raise Refused(_too_large(self.edge))  # before the application sees the request

@@ -25,7 +25,7 @@ from adapters import registrar
 from adapters.sequencers import sequencers_of
 from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
 from domain.errors import DomainError, invalid
-from domain.orders import BUSY_STATES, COMPLETED
+from domain.orders import BUSY_STATES, COMPLETED, ItemSource
 from domain.workspaces import Workspace
 from infra.ids import new_id, public_id
 from projections.domains import tenant_rows_by_name
@@ -67,7 +67,7 @@ def normalize_domain(value: str, field: str) -> str:
 
 
 def new_domain_item(
-    name: str, suite: str | None, source: str, price: int, dom_id: str | None = None
+    name: str, suite: str | None, source: ItemSource, price: int, dom_id: str | None = None
 ) -> dict[str, Any]:
     return {
         "id": dom_id or public_id("dom", new_id()),

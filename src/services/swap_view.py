@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from domain.swaps import COMPLETED, PREMIUM, USER_NAMES, Swap
 from infra.clock import iso
@@ -14,7 +14,11 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else iso(ts)
 
 
-def old_domain_status(swap: Swap) -> str | None:
+# Where a swap leaves the domain it replaces (SwapOut.old_domain_status).
+OldDomainStatus = Literal["attached", "warm", "detached"]
+
+
+def old_domain_status(swap: Swap) -> OldDomainStatus | None:
     """`attached` until the swap completes, then `warm` (premium, until `warm_until`) and
     `detached`; null for a user_names swap, which keeps its domain."""
     if swap.kind == USER_NAMES:

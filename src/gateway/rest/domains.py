@@ -15,6 +15,7 @@ from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
+from gateway.rest.vocabulary import Suite
 from services.domains import __doc__ as AVAILABILITY_RULES
 from services.domains import check_availability, get_domain, render_rows
 from services.renewals import __doc__ as RENEWAL_RULES
@@ -63,8 +64,8 @@ class DomainOut(msgspec.Struct, kw_only=True):
     created_at: str
     updated_at: str
     reason: str | msgspec.UnsetType = msgspec.UNSET
-    provider: str | None | msgspec.UnsetType = msgspec.UNSET
-    suite: str | None | msgspec.UnsetType = msgspec.UNSET
+    provider: Suite | None | msgspec.UnsetType = msgspec.UNSET
+    suite: Suite | None | msgspec.UnsetType = msgspec.UNSET
     customer_id: str | None | msgspec.UnsetType = msgspec.UNSET
     order_id: str | None | msgspec.UnsetType = msgspec.UNSET
     workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET

@@ -50,4 +50,8 @@ TAGS = [
     Tag(name="pool", description="The warm domain pool: add, attach to a workspace, release, "
         "replace burned domains."),
     Tag(name="swaps", description="Replace a domain of an order, or rename its personas."),
+    Tag(name="sandbox clock", description="The sandbox's own clock: move it forward to try "
+        "time-driven rules (grace windows, warm periods, renewals, webhook retries) at once."),
+    Tag(name="webhooks", description="What the service POSTs to the organization's endpoint: "
+        "one signed envelope per event type."),
 ]

@@ -59,6 +59,7 @@ def webhooks_section() -> dict[str, Any]:
         event_type: {
             "post": {
                 "summary": event_type,
+                "tags": ["webhooks"],
                 "description": f"`data`: {_data_of(event_type)}. Delivered at least once, "
                 "possibly out of order; up to 5 attempts over 24 hours.",
                 "operationId": f"webhook_{event_type.replace('.', '_')}",

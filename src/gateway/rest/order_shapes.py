@@ -7,10 +7,12 @@ from typing import Any
 
 import msgspec
 
+from domain.orders import ItemSource
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.vocabulary import (
     ActionStatus,
+    Active,
     DomainStatus,
     Environment,
     OrderStatus,
@@ -24,7 +26,7 @@ class Inbox(msgspec.Struct):
     address: str  # first.last@domain
     suite: Suite
     persona: dict[str, Any]  # first_name, last_name
-    status: str
+    status: Active
 
 
 class OrderDomain(msgspec.Struct):
@@ -33,7 +35,7 @@ class OrderDomain(msgspec.Struct):
     suite: Suite | None
     provider: Suite | None  # the mail suite; null on a bare purchase
     status: DomainStatus
-    source: str
+    source: ItemSource
     auto_renew: bool
     price_cents: int
     forwarding_url: str | None

@@ -7,12 +7,16 @@ so it is `invalid_request`, with `field` the dot path of the repeated property.
 The check parses with the standard library's C scanner and a hook that only compares the number
 of pairs with the number of distinct names (a few microseconds for an order body); the path is
 looked for only once a repeat is known.
+
+A query parameter given twice (`?per_page=5&per_page=100`) is as ambiguous (no list parameter
+takes repeats) and refused the same way.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qsl
 
 from litestar import Request
 
@@ -70,7 +74,22 @@ def _first_repeat(value: Any, path: str) -> str | None:
     return None
 
 
+def repeated_query_name(query: bytes) -> str | None:
+    """The first query parameter name given twice, or None."""
+    if query.count(b"=") + query.count(b"&") < 2:
+        return None  # at most one parameter
+    seen: set[str] = set()
+    for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
 async def refuse_repeated_keys(request: Request[Any, Any, Any]) -> None:
+    name = repeated_query_name(request.scope.get("query_string", b""))
+    if name is not None:
+        raise invalid(f"The query parameter '{name}' is given more than once.", name)
     if request.method in _BODILESS:
         return
     body = await request.body()  # kept on the connection: the handler reads it again for free

@@ -20,10 +20,11 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
 from gateway.rest.schema_notes import ResponseDoc, documented
-from gateway.rest.vocabulary import Environment, Suite, SwapStatus, SwapType
+from gateway.rest.vocabulary import Active, Environment, Suite, SwapStatus, SwapType
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from services.swap_plan import MAX_PERSONAS
 from services.swap_plan import __doc__ as SWAP_RULES
+from services.swap_view import OldDomainStatus
 from services.swaps import create_swap, get_swap, rename_user_names
 
 
@@ -47,7 +48,7 @@ class SwapInbox(msgspec.Struct, kw_only=True):
     address: str
     suite: Suite
     persona: dict[str, str]
-    status: str
+    status: Active
 
 
 def _doc(text: str) -> Any:
@@ -70,7 +71,7 @@ class SwapOut(msgspec.Struct, kw_only=True):
     new_domain: Annotated[str | None, _doc("the replacement; null for user_names")]
     new_domain_id: Annotated[str | None, _doc("`dom_` id of the replacement")]
     new_domain_source: Annotated[
-        str | None,
+        Literal["inventory", "purchase", "generated"] | None,
         _doc(
             "`inventory` (owned already), `purchase` (named and bought), `generated` (chosen "
             "and bought by the service)"
@@ -84,7 +85,7 @@ class SwapOut(msgspec.Struct, kw_only=True):
     refunded_cents: Annotated[int, _doc("refunded when the swap failed")]
     reason: Annotated[str | None, _doc("why it failed, or what the partner must do")]
     old_domain_status: Annotated[
-        str | None,
+        OldDomainStatus | None,
         _doc(
             "`attached` until completion, then `warm` (premium, until `warm_until`) or "
             "`detached`; null for user_names"

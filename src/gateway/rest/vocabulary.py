@@ -24,6 +24,6 @@ ImportItemStatus = Literal["queued", "awaiting_nameservers", "completed", "faile
 SwapType = Literal["standard", "premium", "user_names"]
 SwapStatus = Literal["created", "in_progress", "completed", "failed", "action_required"]
 BundleStatus = Literal["active", "archived"]
-Active = Literal["active"]  # users and workspaces: no other state yet
+Active = Literal["active"]  # users, workspaces and inboxes: no other state yet
 # Too many to spell twice: the catalog's tuple is the list.
 EventType = Annotated[str, documented(enum=list(EVENT_TYPES))]

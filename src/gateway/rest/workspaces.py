@@ -44,7 +44,8 @@ class CreateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tr
 
 class UpdateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Accepted only as the workspace's own kind: a kind never changes (409 provider_mismatch).
-    provider: Annotated[str | None, documented(enum=list(PROVIDERS))] = None
+    # null (the default) is accepted, so the enum lists it: on the union it would refuse it.
+    provider: Annotated[str | None, documented(enum=[*PROVIDERS, None])] = None
     name: str | None = None
     credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
 
