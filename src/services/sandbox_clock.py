@@ -50,7 +50,7 @@ def seconds_to(container: Any, org_id: str, target: float) -> int:
             "invalid_request", "`to` must be later than the sandbox clock's now.", field="to",
             details={"now": iso(now)},
         )
-    return max(1, math.ceil(target - now))
+    return max(1, int(math.ceil(target - now)))
 
 
 def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:
