@@ -185,3 +185,20 @@ def test_a_restart_finishes_an_advance_cut_short(service_factory: ServiceFactory
         wait_status(sandbox, order["id"], "cancelled")
         assert sandbox.get("/sandbox/clock").json()["data"]["advanced_seconds"] == 600
     assert not load_clock(restarted.container, org_id).unsettled
+
+
+def test_an_advance_to_a_moment_reaches_it(service_factory: ServiceFactory) -> None:
+    """`to` ends the advance at or past the moment named, even a fraction of a second after
+    the last whole one: an advance to an order's `cancel_at` ends its grace window."""
+    clock = ManualClock(START)
+    service = service_factory(clock=clock, cancel_grace_seconds=300)
+    with service.partner() as sandbox:
+        order = completed_order(sandbox)
+        cancel = sandbox.post(f"/orders/{order['id']}/cancel").json()["data"]
+        clock.advance(0.6)  # the partner reads `cancel_at` and sends the advance a bit later
+        moved = advance(sandbox, to=cancel["cancel_at"])
+        assert moved["now"] >= cancel["cancel_at"]
+        assert moved["came_due"]["grace_windows"] == 1
+        assert sandbox.get(f"/orders/{order['id']}").json()["data"]["status"] == "cancelled"
+        again = sandbox.post("/sandbox/clock/advance", json={"to": moved["now"]})
+        assert error_of(again, 400, "invalid_request")["field"] == "to"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -62,6 +63,9 @@ def test_a_years_advance_renews_bought_domains_and_lapses_the_others(
         renewals = _entries(sandbox, "renewal")
         assert len(renewals) == 2 and {e["amount_cents"] for e in renewals} == {0}
         assert {e["order_id"] for e in renewals} == {order["id"]}
+        # Renewed on its first anniversary, the term now runs to its second.
+        second = datetime.fromtimestamp(START, tz=UTC).replace(year=2029).date().isoformat()
+        assert all(e["description"].endswith(f"until {second}") for e in renewals), renewals
         service.wait_projections()
         assert sandbox.get("/domains", params={"domain": dropped["domain"]}).json()["data"] == []
         view = sandbox.get(f"/orders/{order['id']}").json()["data"]

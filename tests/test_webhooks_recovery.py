@@ -12,11 +12,12 @@ from typing import Any
 import httpx
 import pytest
 from conftest import RunningService, ServiceFactory, delete_nats_stream
-from test_orders_sandbox import error_of
+from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_webhooks_delivery import ROLES, connect, event_when
 from webhook_receiver import Receiver, wait_until
 
 from infra.clock import iso
+from webhooks.recovery import matching_events
 
 
 @pytest.fixture
@@ -160,3 +161,40 @@ def test_redelivery_bodies_are_validated_with_their_field(webhooks: RunningServi
                 assert error["field"] == field, (body, error)
         accepted = redeliver(partner, {"since": "2026-07-01T02:00:00+02:00", "status": "pending"})
         assert accepted.json() == {"data": {"redelivered": 0}}, accepted.text
+
+
+def failed_events(partner: httpx.Client) -> list[str]:
+    answer = partner.get("/events", params={"per_page": 100, "status": "failed"})
+    assert answer.status_code == 200, answer.text
+    return [e["id"] for e in answer.json()["data"]]
+
+
+def test_an_orders_events_are_queued_again_in_their_lifecycle_order(
+    service_factory: ServiceFactory, receiver: Receiver
+) -> None:
+    """Oldest first, and of one moment in the order they were first sent: an order's
+    completion after its domains' `domain.connected`, as the lifecycle reads. (The receiver
+    may see them interleaved, the dispatcher making a few attempts at once; the queue is
+    what this checks.)"""
+    with_worker = service_factory(
+        roles=[*ROLES, "worker"], allow_http_webhooks=True,
+        webhook_retry_schedule=(0.2, 0.2, 0.2, 0.2),
+    )
+    org = with_worker.new_org()
+    receiver.respond = lambda _: 500
+    started = time.time()
+    since = iso(started)
+    with with_worker.client(with_worker.new_key(org)) as partner:
+        assert partner.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+        assert place(partner, counts(new_workspace(partner), a=2)).status_code == 201
+        wait_until(lambda: len(failed_events(partner)) == 4, interval=0.2)
+        queued = matching_events(
+            with_worker.container.read_db, f"{org}:test", started, "failed"
+        )
+        assert [row["type"] for row in queued] == [
+            "order.in_progress", "domain.connected", "domain.connected", "order.completed"
+        ]
+        receiver.respond = lambda _: 200
+        answer = redeliver(partner, {"since": since, "status": "failed"})
+        assert answer.json() == {"data": {"redelivered": 4}}, answer.text
+        wait_until(lambda: len(receiver.event_ids()) == 4 and not failed_events(partner))

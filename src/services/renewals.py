@@ -103,7 +103,9 @@ def _renew(container: Any, row: dict[str, Any], term: DomainTerm, at: float) -> 
     live = term.environment == "live"
     cents = registrar.prices(term.name)[1] if live else 0
     wallet = load_wallet(container, term.org_id, term.environment)
-    description = f"Renewal of {term.name} until {iso(term.expires_at)[:10]}"
+    # The new end of the term, a year past the anniversary being renewed.
+    renewed_until = anniversary(term.registered_at, term.years + 1)
+    description = f"Renewal of {term.name} until {iso(renewed_until)[:10]}"
     try:
         wallet.renew(cents, _ordered_by(container, term), description, at)
     except DomainError:

@@ -10,6 +10,7 @@ advance, or the sandbox-clock worker after a restart, runs what is left.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from domain.errors import DomainError
@@ -41,14 +42,15 @@ def clock_view(container: Any, org_id: str) -> dict[str, Any]:
 
 
 def seconds_to(container: Any, org_id: str, target: float) -> int:
-    """The advance that reaches `target` (sandbox time), which must be later than now."""
+    """The advance that reaches `target` (sandbox time), which must be later than now: rounded
+    up to whole seconds, so the clock ends at or past `target` and what is due then runs."""
     now = container.clock.real_now() + load_clock(container, org_id).offset
     if target <= now:
         raise DomainError(
             "invalid_request", "`to` must be later than the sandbox clock's now.", field="to",
             details={"now": iso(now)},
         )
-    return max(1, int(round(target - now)))
+    return max(1, int(math.ceil(target - now)))
 
 
 def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:

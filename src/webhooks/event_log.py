@@ -17,6 +17,14 @@ from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 
 POSITION_STRIDE = 64
+# Of the public events one stored event makes, these go out after the others, as the
+# lifecycle reads (`order.in_progress`, `domain.connected` ..., `order.completed`).
+PUBLISHED_LAST = frozenset({"order.completed"})
+
+
+def publishing_rank(position: int, type_: str) -> tuple[int, bool, int]:
+    """Sorts recorded events in the order they were first published."""
+    return position // POSITION_STRIDE, type_ in PUBLISHED_LAST, position
 
 DELIVERY_DDL = (
     "CREATE TABLE IF NOT EXISTS webhook_deliveries (event_id TEXT PRIMARY KEY, "

@@ -20,7 +20,7 @@ from infra.storage_health import storage_full
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
 from runtime.container import Container
 from runtime.readiness import OUTBOX_TRACKING
-from webhooks.event_log import envelope_of
+from webhooks.event_log import PUBLISHED_LAST, envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 from webhooks.stream import (
@@ -46,9 +46,6 @@ MAX_POLL_SECONDS = 0.02
 # microseconds) and reads only after a commit: polling this often costs next to nothing and
 # takes ~8 ms off the average lag.
 STAMPED_POLL_SECONDS = 0.005
-
-
-PUBLISHED_LAST = frozenset({"order.completed"})
 
 
 def in_publishing_order(events: list[PublicEvent]) -> list[PublicEvent]:

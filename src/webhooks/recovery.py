@@ -15,6 +15,7 @@ from typing import Any
 
 from infra.database import Database
 from webhooks.deliveries import CHUNK, attempts_allowed
+from webhooks.event_log import publishing_rank
 from webhooks.events_view import EVENTS_FROM, STATUS_SQL
 
 # Apart by this much, the attempts are due in the events' own order: the dispatcher claims
@@ -26,7 +27,7 @@ def matching_events(
     db: Database, tenant: str, since: float, status: str | None
 ) -> list[dict[str, Any]]:
     """The tenant's events created at or after `since` (in `status`, when given), oldest
-    first."""
+    first, and those of one moment in the order they were first sent."""
     where = ["e.tenant = ?", "e.created_at >= ?"]
     params: list[object] = [tenant, since]
     if status is not None:
@@ -34,10 +35,11 @@ def matching_events(
         params.append(status)
     with db.read() as cur:
         rows: list[dict[str, Any]] = cur.execute(
-            f"SELECT e.id, e.tenant, e.envelope FROM {EVENTS_FROM} "
+            f"SELECT e.id, e.tenant, e.type, e.position, e.created_at, e.envelope FROM {EVENTS_FROM} "
             f"WHERE {' AND '.join(where)} ORDER BY e.created_at, e.position",
             tuple(params),
         ).fetchall()
+    rows.sort(key=lambda row: (row["created_at"], *publishing_rank(row["position"], row["type"])))
     return rows
 
 
