@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -25,6 +25,10 @@ def key_id_for_hash(secret_hash: str) -> uuid.UUID:
 
 
 class ApiKey(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Issued: ClassVar[type[Aggregate.Event]]
+    Revoked: ClassVar[type[Aggregate.Event]]
+
     @staticmethod
     def create_id(*_: Any, secret_hash: str, **__: Any) -> uuid.UUID:
         return key_id_for_hash(secret_hash)

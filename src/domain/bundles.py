@@ -7,7 +7,7 @@ partner saw, even if the sizing rule is later refined.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -19,6 +19,10 @@ STATUSES = (ACTIVE, ARCHIVED)
 
 
 class Bundle(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Edited: ClassVar[type[Aggregate.Event]]
+    Archived: ClassVar[type[Aggregate.Event]]
+
     create_id = created_as("bundle")
 
     @event("Created")

@@ -7,12 +7,18 @@ replacement (`prp_`) it started. It finishes in the step that starts it.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from eventsourcing.domain import Aggregate, event
 
 COMPLETED = "completed"
 
 
 class BurnedDomainJob(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Started: ClassVar[type[Aggregate.Event]]
+    Completed: ClassVar[type[Aggregate.Event]]
+
     @event("Started")
     def __init__(
         self,

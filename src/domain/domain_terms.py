@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -44,6 +44,13 @@ def anniversary(registered_at: float, years: int) -> float:
 
 
 class DomainTerm(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Started: ClassVar[type[Aggregate.Event]]
+    AutoRenewSet: ClassVar[type[Aggregate.Event]]
+    Renewed: ClassVar[type[Aggregate.Event]]
+    RenewalPaymentFailed: ClassVar[type[Aggregate.Event]]
+    Lapsed: ClassVar[type[Aggregate.Event]]
+
     @staticmethod
     def create_id(*_: Any, dom_id: str, **__: Any) -> uuid.UUID:
         return term_id(dom_id)

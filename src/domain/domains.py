@@ -24,7 +24,7 @@ forwarding URL (`projections.domains`). Orders therefore never call `attach`,
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -58,6 +58,16 @@ def usable_for(users: Collection[str]) -> list[str]:
 
 
 class Domain(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Registered: ClassVar[type[Aggregate.Event]]
+    Attached: ClassVar[type[Aggregate.Event]]
+    Connected: ClassVar[type[Aggregate.Event]]
+    ActionRequired: ClassVar[type[Aggregate.Event]]
+    NameserversPointed: ClassVar[type[Aggregate.Event]]
+    Failed: ClassVar[type[Aggregate.Event]]
+    Released: ClassVar[type[Aggregate.Event]]
+    ForwardingUpdated: ClassVar[type[Aggregate.Event]]
+
     @event("Registered")
     def __init__(
         self,

@@ -7,7 +7,7 @@ Job status: `in_progress`, then `completed` (something applied or nothing pendin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -17,6 +17,11 @@ FAILED = "failed"
 
 
 class ForwardingJob(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Submitted: ClassVar[type[Aggregate.Event]]
+    DomainStatusesNoted: ClassVar[type[Aggregate.Event]]
+    Finished: ClassVar[type[Aggregate.Event]]
+
     # The status of each pending domain (`dom_` id) when the job finished, for the `domain.*`
     # events it fires; recorded just before `Finished`. None on jobs finished before it was.
     domain_statuses: dict[str, str] | None = None

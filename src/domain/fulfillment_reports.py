@@ -9,7 +9,7 @@ instead of moving the order twice.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -25,6 +25,9 @@ def report_id(request_id: str | None) -> uuid.UUID:
 
 
 class FulfillmentReport(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Recorded: ClassVar[type[Aggregate.Event]]
+
     @staticmethod
     def create_id(*_: Any, request_id: str | None, **__: Any) -> uuid.UUID:
         return report_id(request_id)

@@ -8,7 +8,7 @@ nameservers, then `completed` (at least one domain imported) or `failed` (none w
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -34,6 +34,10 @@ def status_of(items: list[dict[str, Any]]) -> str:
 
 
 class ImportJob(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Submitted: ClassVar[type[Aggregate.Event]]
+    Progressed: ClassVar[type[Aggregate.Event]]
+
     @event("Submitted")
     def __init__(
         self,
@@ -118,6 +122,9 @@ class ImportedName(Aggregate):
     """A name imported into one tenant's inventory, recorded once: its id derives from tenant
     and name, so of two imports racing for the same name only one save stores it (the other is
     a version conflict, and its retry finds the name imported)."""
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Recorded: ClassVar[type[Aggregate.Event]]
+
 
     @staticmethod
     def create_id(*_: Any, org_id: str, environment: str, name: str, **__: Any) -> uuid.UUID:

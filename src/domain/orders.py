@@ -35,7 +35,7 @@ stands), one it had not registered yet leaves the order and is refunded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from eventsourcing.domain import Aggregate, event
 
@@ -93,6 +93,24 @@ def never_registered(item: dict[str, Any]) -> bool:
 
 
 class Order(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Placed: ClassVar[type[Aggregate.Event]]
+    StepCompleted: ClassVar[type[Aggregate.Event]]
+    StepFailed: ClassVar[type[Aggregate.Event]]
+    StepRetried: ClassVar[type[Aggregate.Event]]
+    Completed: ClassVar[type[Aggregate.Event]]
+    Failed: ClassVar[type[Aggregate.Event]]
+    ActionRequired: ClassVar[type[Aggregate.Event]]
+    Resumed: ClassVar[type[Aggregate.Event]]
+    DomainSwapped: ClassVar[type[Aggregate.Event]]
+    DomainSwapClaimed: ClassVar[type[Aggregate.Event]]
+    WarmDomainDetached: ClassVar[type[Aggregate.Event]]
+    DomainLapsed: ClassVar[type[Aggregate.Event]]
+    InboxesRenamed: ClassVar[type[Aggregate.Event]]
+    DomainForwardingSet: ClassVar[type[Aggregate.Event]]
+    CancelScheduled: ClassVar[type[Aggregate.Event]]
+    Cancelled: ClassVar[type[Aggregate.Event]]
+
     # Set by StepFailed, cleared by StepRetried or StepCompleted; class defaults, so orders
     # placed before steps could fail read as not held. Internal: not in the partner's view.
     failed_step: str | None = None

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from eventsourcing.domain import Aggregate, event
 
 
 class Organization(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    RateLimitChanged: ClassVar[type[Aggregate.Event]]
+    WebhookEndpointSet: ClassVar[type[Aggregate.Event]]
+    WebhookSecretRotated: ClassVar[type[Aggregate.Event]]
+    WebhookTestRequested: ClassVar[type[Aggregate.Event]]
+
     @event("Created")
     def __init__(
         self, *, name: str, rate_rps: float | None, rate_burst: int | None, created_at: float

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -25,6 +25,11 @@ INPUT_FIELD = {"profile_picture_url": "profile_picture_url"}
 
 
 class PendingAction(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Opened: ClassVar[type[Aggregate.Event]]
+    Cancelled: ClassVar[type[Aggregate.Event]]
+    Resolved: ClassVar[type[Aggregate.Event]]
+
     @event("Opened")
     def __init__(
         self,

@@ -23,7 +23,7 @@ clock) the domain counts as `available` without another event (`condition_at`).
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -49,6 +49,18 @@ def pool_domain_id(org_id: str, environment: str, name: str) -> uuid.UUID:
 
 
 class PoolDomain(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Tracked: ClassVar[type[Aggregate.Event]]
+    Added: ClassVar[type[Aggregate.Event]]
+    Removed: ClassVar[type[Aggregate.Event]]
+    Reserved: ClassVar[type[Aggregate.Event]]
+    Assigned: ClassVar[type[Aggregate.Event]]
+    Unreserved: ClassVar[type[Aggregate.Event]]
+    ReleaseStarted: ClassVar[type[Aggregate.Event]]
+    Released: ClassVar[type[Aggregate.Event]]
+    Burned: ClassVar[type[Aggregate.Event]]
+    Retired: ClassVar[type[Aggregate.Event]]
+
     # Whether the release now under way gives back a burned domain whose replacement failed:
     # its row needed the partner (`replacement_needed`) and no longer does once it is out.
     released_awaiting_replacement = False

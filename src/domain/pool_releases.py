@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -17,6 +17,10 @@ COMPLETED = "completed"
 
 
 class PoolRelease(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Requested: ClassVar[type[Aggregate.Event]]
+    Completed: ClassVar[type[Aggregate.Event]]
+
     @event("Requested")
     def __init__(
         self, *, org_id: str, environment: str, domains: list[dict[str, Any]], at: float

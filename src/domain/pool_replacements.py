@@ -6,6 +6,8 @@ workspace and client, the burned one retired) or `failed` (no available pool dom
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from eventsourcing.domain import Aggregate, event
 
 COMPLETED = "completed"
@@ -13,6 +15,9 @@ FAILED = "failed"
 
 
 class PoolReplacement(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Finished: ClassVar[type[Aggregate.Event]]
+
     @event("Finished")
     def __init__(
         self,

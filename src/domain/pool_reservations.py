@@ -7,7 +7,7 @@ back. The pool worker completes them: sandbox ones at once, live ones a step lat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -20,6 +20,11 @@ FAILED = "failed"
 
 
 class PoolReservation(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Requested: ClassVar[type[Aggregate.Event]]
+    Completed: ClassVar[type[Aggregate.Event]]
+    Failed: ClassVar[type[Aggregate.Event]]
+
     create_id = created_as("pool_reservation")
 
     @event("Requested")

@@ -9,7 +9,7 @@ advance, or the sandbox-clock worker, runs what is left of it.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -24,6 +24,10 @@ def sandbox_clock_id(org_id: str) -> uuid.UUID:
 
 
 class SandboxClock(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Advanced: ClassVar[type[Aggregate.Event]]
+    Settled: ClassVar[type[Aggregate.Event]]
+
     @staticmethod
     def create_id(*_: Any, org_id: str, **__: Any) -> uuid.UUID:
         return sandbox_clock_id(org_id)

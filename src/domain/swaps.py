@@ -18,7 +18,7 @@ domain stays warm, still sending, for `PREMIUM_WARM_DAYS` and is detached then) 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -52,6 +52,15 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 
 class Swap(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Started: ClassVar[type[Aggregate.Event]]
+    StepCompleted: ClassVar[type[Aggregate.Event]]
+    Completed: ClassVar[type[Aggregate.Event]]
+    Failed: ClassVar[type[Aggregate.Event]]
+    ActionRequired: ClassVar[type[Aggregate.Event]]
+    Resumed: ClassVar[type[Aggregate.Event]]
+    OldDomainDetached: ClassVar[type[Aggregate.Event]]
+
     create_id = created_as("swap")
 
     @event("Created")

@@ -7,7 +7,7 @@ The balance never goes below zero: a charge the balance cannot cover is refused
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -23,6 +23,13 @@ def wallet_id(org_id: str, environment: str) -> uuid.UUID:
 
 
 class Wallet(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    Opened: ClassVar[type[Aggregate.Event]]
+    Credited: ClassVar[type[Aggregate.Event]]
+    Charged: ClassVar[type[Aggregate.Event]]
+    RenewalCharged: ClassVar[type[Aggregate.Event]]
+    Refunded: ClassVar[type[Aggregate.Event]]
+
     @staticmethod
     def create_id(*_: Any, org_id: str, environment: str, **__: Any) -> uuid.UUID:
         return wallet_id(org_id, environment)

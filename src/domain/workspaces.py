@@ -6,7 +6,7 @@ once written, so the plain values must never be in one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
@@ -17,6 +17,11 @@ ACTIVE = "active"
 
 
 class Workspace(Aggregate):
+    # Its events, made by `@event` below: named here so that code using them is checked.
+    CredentialsReplaced: ClassVar[type[Aggregate.Event]]
+    Renamed: ClassVar[type[Aggregate.Event]]
+    ClientCreated: ClassVar[type[Aggregate.Event]]
+
     create_id = created_as("workspace")
 
     @event("Created")

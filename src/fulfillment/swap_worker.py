@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from domain.events import event_names
 from domain.swaps import Swap
 from projections.swaps import SWAP_EVENTS, due_swaps, waiting_swaps, warm_periods_over
 from runtime.container import Container
@@ -27,7 +28,7 @@ RECHECK_EVERY_SECONDS = 0.25
 class SwapWorker(PollingWorker):
     thread_name = "swap-worker"
     name = "swaps"
-    wake_on = frozenset(SWAP_EVENTS)
+    wake_on = frozenset(event_names(*SWAP_EVENTS))
 
     def __init__(self, container: Container) -> None:
         super().__init__(container, container.settings.poll_interval_seconds)

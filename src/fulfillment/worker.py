@@ -49,7 +49,7 @@ STEP, CANCEL = "step", "cancel"
 AT_ONCE = 0.0
 JOBS_AT_ONCE = 4  # enough to share commits; each may hold a store connection
 # A failed step (reported by an operator) holds the order until StepRetried.
-_DROP = ("Order.ActionRequired", "Order.Completed", "Order.Failed", "Order.Cancelled", "Order.StepFailed")
+_DROP = (Order.ActionRequired, Order.Completed, Order.Failed, Order.Cancelled, Order.StepFailed)
 
 
 class FulfillmentWorker(PollingWorker):
@@ -81,19 +81,19 @@ class FulfillmentWorker(PollingWorker):
         self._abandoned_after = -float("inf")
 
     def _track(self, cur: Any, event: Any, position: int) -> None:
-        name = type(event).__qualname__
+        kind = type(event)
         order_id = event.originator_id.hex
-        if name == "Order.Placed":
+        if kind is Order.Placed:
             self._schedule(cur, order_id, STEP, self._first_step_due(event, event.created_at))
-        elif name == "Order.Resumed":
+        elif kind is Order.Resumed:
             self._schedule(cur, order_id, STEP, self._first_step_due(event, event.at))
-        elif name == "Order.StepCompleted":
+        elif kind is Order.StepCompleted:
             self._schedule(cur, order_id, STEP, event.at + self.step_seconds)
-        elif name == "Order.StepRetried":
+        elif kind is Order.StepRetried:
             self._schedule(cur, order_id, STEP, event.at)
-        elif name == "Order.CancelScheduled":
+        elif kind is Order.CancelScheduled:
             self._schedule(cur, order_id, CANCEL, event.cancel_after)
-        elif name in _DROP:
+        elif kind in _DROP:
             cur.execute("DELETE FROM fulfillment_jobs WHERE order_id = ?", (order_id,))
 
     def _first_step_due(self, event: Any, at: float) -> float:

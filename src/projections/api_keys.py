@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.api_keys import ApiKey
 from infra.ids import public_id
 from projections.base import ReadModel, on
 
@@ -19,7 +20,7 @@ class ApiKeyList(ReadModel):
         "CREATE INDEX IF NOT EXISTS api_keys_org ON api_keys (org_id)",
     )
 
-    @on("ApiKey.Issued")
+    @on(ApiKey.Issued)
     def issued(self, cur: Any, event: Any, position: int) -> None:
         cur.execute(
             "INSERT INTO api_keys (id, org_id, environment, preset, created_at) "
@@ -33,7 +34,7 @@ class ApiKeyList(ReadModel):
             ),
         )
 
-    @on("ApiKey.Revoked")
+    @on(ApiKey.Revoked)
     def revoked(self, cur: Any, event: Any, position: int) -> None:
         cur.execute(
             "UPDATE api_keys SET revoked_at = ? WHERE id = ?",

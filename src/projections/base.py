@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.domain import DomainEvent, DomainEventProtocol
+
+from domain.events import event_names
 
 EventHandler = Callable[[Any, Any, Any, int], None]
 
 
-def on(*event_names: str) -> Callable[[EventHandler], EventHandler]:
-    """Mark a read-model method as the handler of these events, named `Aggregate.Event`
-    (the qualified name of the nested event class)."""
+def on(*events: type[DomainEvent]) -> Callable[[EventHandler], EventHandler]:
+    """Mark a read-model method as the handler of these event classes; dispatch is by their
+    qualified name (`Order.Placed`). Anything but an event class is a TypeError."""
+    names = event_names(*events)
 
     def mark(func: EventHandler) -> EventHandler:
-        func.__dict__.setdefault("_handles", []).extend(event_names)
+        func.__dict__.setdefault("_handles", []).extend(names)
         return func
 
     return mark

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.bundles import Bundle
+from domain.users import User
+from domain.workspaces import Workspace
 from infra.clock import iso
 from infra.ids import public_id
 from projections.base import ReadModel, on
@@ -58,7 +61,7 @@ class CatalogLists(ReadModel):
     def write_held(self, cur: Any) -> None:
         self._rows.write_held(cur)
 
-    @on("Workspace.Created")
+    @on(Workspace.Created)
     def workspace_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
         customer = event.customer
@@ -79,7 +82,7 @@ class CatalogLists(ReadModel):
                    "provider": event.provider, "customer_id": doc["customer_id"]}
         self._rows.insert(cur, "catalog_workspaces", columns, doc)
 
-    @on("Workspace.CredentialsReplaced")
+    @on(Workspace.CredentialsReplaced)
     def workspace_credentials(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
         doc = self._rows.load(cur, "catalog_workspaces", row_id)
@@ -88,7 +91,7 @@ class CatalogLists(ReadModel):
         doc["updated_at"] = iso(event.at)
         self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
-    @on("Workspace.Renamed")
+    @on(Workspace.Renamed)
     def workspace_renamed(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
         doc = self._rows.load(cur, "catalog_workspaces", row_id)
@@ -96,14 +99,14 @@ class CatalogLists(ReadModel):
         doc["updated_at"] = iso(event.at)
         self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
-    @on("Workspace.ClientCreated")
+    @on(Workspace.ClientCreated)
     def workspace_client(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
         doc = self._rows.load(cur, "catalog_workspaces", row_id)
         doc["updated_at"] = iso(event.at)
         self._rows.store(cur, "catalog_workspaces", row_id, doc)
 
-    @on("Bundle.Created")
+    @on(Bundle.Created)
     def bundle_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
         created_at = iso(event.created_at)
@@ -117,7 +120,7 @@ class CatalogLists(ReadModel):
         columns = {"id": row_id, "tenant": _tenant(event), "position": position, "status": "active"}
         self._rows.insert(cur, "catalog_bundles", columns, doc)
 
-    @on("Bundle.Edited")
+    @on(Bundle.Edited)
     def bundle_edited(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
         doc = self._rows.load(cur, "catalog_bundles", row_id)
@@ -125,7 +128,7 @@ class CatalogLists(ReadModel):
         doc["updated_at"] = iso(event.at)
         self._rows.store(cur, "catalog_bundles", row_id, doc)
 
-    @on("Bundle.Archived")
+    @on(Bundle.Archived)
     def bundle_archived(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
         doc = self._rows.load(cur, "catalog_bundles", row_id)
@@ -133,7 +136,7 @@ class CatalogLists(ReadModel):
         doc["updated_at"] = iso(event.at)
         self._rows.store(cur, "catalog_bundles", row_id, doc, status="archived")
 
-    @on("User.Created")
+    @on(User.Created)
     def user_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("usr", event.originator_id)
         doc = {

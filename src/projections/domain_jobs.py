@@ -12,8 +12,8 @@ from infra.ids import public_id
 from projections.base import ReadModel, on
 from services.job_views import import_view
 
-IMPORT_JOB_EVENTS = ("ImportJob.Submitted", "ImportJob.Progressed")
-FORWARDING_JOB_EVENTS = ("ForwardingJob.Submitted", "ForwardingJob.Finished")
+IMPORT_JOB_EVENTS = (ImportJob.Submitted, ImportJob.Progressed)
+FORWARDING_JOB_EVENTS = (ForwardingJob.Submitted, ForwardingJob.Finished)
 
 
 class DomainJobs(ReadModel):

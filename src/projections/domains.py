@@ -19,41 +19,43 @@ from domain.domain_terms import LAPSED, PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain, listed_source
 from domain.forwarding import ForwardingJob
 from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
+from domain.pool_domains import PoolDomain
+from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
 
 REPLACEMENT_NEEDED = "replacement_needed"
 TERM_EVENTS = (
-    "DomainTerm.Started",
-    "DomainTerm.AutoRenewSet",
-    "DomainTerm.Renewed",
-    "DomainTerm.RenewalPaymentFailed",
-    "DomainTerm.Lapsed",
+    DomainTerm.Started,
+    DomainTerm.AutoRenewSet,
+    DomainTerm.Renewed,
+    DomainTerm.RenewalPaymentFailed,
+    DomainTerm.Lapsed,
 )
 DOMAIN_EVENTS = (
-    "Domain.Registered",
-    "Domain.Attached",
-    "Domain.Connected",
-    "Domain.ActionRequired",
-    "Domain.NameserversPointed",
-    "Domain.Failed",
-    "Domain.Released",
-    "Domain.ForwardingUpdated",
+    Domain.Registered,
+    Domain.Attached,
+    Domain.Connected,
+    Domain.ActionRequired,
+    Domain.NameserversPointed,
+    Domain.Failed,
+    Domain.Released,
+    Domain.ForwardingUpdated,
 )
 ORDER_EVENTS = (
-    "Order.Placed",
-    "Order.StepCompleted",
-    "Order.Completed",
-    "Order.Failed",
-    "Order.ActionRequired",
-    "Order.Resumed",
-    "Order.CancelScheduled",
-    "Order.Cancelled",
-    "Order.DomainSwapped",
-    "Order.WarmDomainDetached",
-    "Order.DomainLapsed",
-    "Order.InboxesRenamed",
+    Order.Placed,
+    Order.StepCompleted,
+    Order.Completed,
+    Order.Failed,
+    Order.ActionRequired,
+    Order.Resumed,
+    Order.CancelScheduled,
+    Order.Cancelled,
+    Order.DomainSwapped,
+    Order.WarmDomainDetached,
+    Order.DomainLapsed,
+    Order.InboxesRenamed,
 )
 _COLUMNS = (
     "tenant, name, status, category, source, suite, provider, order_id, customer_id, "
@@ -131,7 +133,7 @@ class DomainInventory(ReadModel):
             )
             return
         self._upsert_domain(cur, domain, position * 1000)
-        if type(event).__qualname__ == "Domain.ForwardingUpdated" and domain.forwarding_url is None:
+        if type(event) is Domain.ForwardingUpdated and domain.forwarding_url is None:
             cur.execute("UPDATE domains SET forwarding_url = NULL WHERE id = ?", (dom_id,))
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (dom_id,))
         if domain.order_id is not None and domain.suite is not None:
@@ -149,7 +151,7 @@ class DomainInventory(ReadModel):
         holders.record_version(cur, order_id, event.originator_version)
         # A domain a swap brings in was registered then (its row is new): its renewal
         # anniversary is the swap's, not the order's. Rows that exist keep their created_at.
-        swapped_in = type(event).__qualname__ == "Order.DomainSwapped"
+        swapped_in = type(event) is Order.DomainSwapped
         bought_at = getattr(event, "at", None) if swapped_in else None
         for index, item in enumerate(held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
@@ -159,7 +161,7 @@ class DomainInventory(ReadModel):
         detached = getattr(event, "detached_domain", None)
         if detached is not None:
             self._released(cur, order, detached, position * 1000 + len(held), swapped=True)
-        if type(event).__qualname__ == "Order.Cancelled":
+        if type(event) is Order.Cancelled:
             for item in unregistered_at_cancel(self.store, event):
                 cur.execute("DELETE FROM domains WHERE id = ?", (item["id"],))
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
@@ -286,7 +288,7 @@ class DomainInventory(ReadModel):
                 (at, term.dom_id, PAYMENT_FAILED),
             )
 
-    @on("Order.DomainForwardingSet")
+    @on(Order.DomainForwardingSet)
     def order_forwarding_set(self, cur: Any, event: Any, position: int) -> None:
         """Only the named rows: an older order (cancelled, a purchase) may list other domains
         that another order holds now, and must not rewrite their rows."""
@@ -297,7 +299,7 @@ class DomainInventory(ReadModel):
             (event.forwarding_url, event.at, *ids),
         )
 
-    @on("ForwardingJob.Finished")
+    @on(ForwardingJob.Finished)
     def forwarding_finished(self, cur: Any, event: Any, position: int) -> None:
         """Every domain the job completed forwards to its URL, including one no Domain or
         Order event covers (a domain a swap took off its order)."""
@@ -310,7 +312,7 @@ class DomainInventory(ReadModel):
                 (job.forwarding_url, job.updated_at, item["id"]),
             )
 
-    @on("PoolReplacement.Finished")
+    @on(PoolReplacement.Finished)
     def replacement_finished(self, cur: Any, event: Any, position: int) -> None:
         """A burned domain that no pool domain could replace needs the partner (spec 6:
         `domain.action_required`, "replacement needed")."""
@@ -327,7 +329,7 @@ class DomainInventory(ReadModel):
                 (event.at, event.burned_domain["id"], REPLACEMENT_NEEDED),
             )
 
-    @on("PoolDomain.Released")
+    @on(PoolDomain.Released)
     def burned_domain_released(self, cur: Any, event: Any, position: int) -> None:
         """The partner's answer to `replacement_needed`: the burned domain is out of the pool
         and, on its own order still, needs nothing more."""

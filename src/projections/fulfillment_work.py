@@ -15,7 +15,7 @@ from projections.base import ReadModel, on
 from projections.orders import ORDER_EVENTS
 from services.fulfillment_work import work_view
 
-WORK_EVENTS = (*ORDER_EVENTS, "Order.StepFailed", "Order.StepRetried")
+WORK_EVENTS = (*ORDER_EVENTS, Order.StepFailed, Order.StepRetried)
 
 
 class FulfillmentWork(ReadModel):

@@ -19,19 +19,19 @@ from projections.domains import unregistered_at_cancel
 from services.order_view import order_view, pending_action_view
 
 ORDER_EVENTS = (
-    "Order.Placed",
-    "Order.StepCompleted",
-    "Order.Completed",
-    "Order.Failed",
-    "Order.ActionRequired",
-    "Order.Resumed",
-    "Order.CancelScheduled",
-    "Order.Cancelled",
-    "Order.DomainSwapped",
-    "Order.WarmDomainDetached",
-    "Order.DomainLapsed",
-    "Order.InboxesRenamed",
-    "Order.DomainForwardingSet",
+    Order.Placed,
+    Order.StepCompleted,
+    Order.Completed,
+    Order.Failed,
+    Order.ActionRequired,
+    Order.Resumed,
+    Order.CancelScheduled,
+    Order.Cancelled,
+    Order.DomainSwapped,
+    Order.WarmDomainDetached,
+    Order.DomainLapsed,
+    Order.InboxesRenamed,
+    Order.DomainForwardingSet,
 )
 
 
@@ -66,7 +66,7 @@ class OrderList(ReadModel):
         order_id = public_id("ord", order.id)
         workspace_id = order.destination["workspace_id"] if order.destination else None
         doc = json.dumps(order_view(order))
-        if type(event).__qualname__ == "Order.Placed":
+        if type(event) is Order.Placed:
             cur.execute(
                 "INSERT INTO orders (id, tenant, position, status, workspace_id, kind, doc) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -84,10 +84,10 @@ class OrderList(ReadModel):
             self._released_by_failure(cur, order, order_id)
         # A swap brings a new domain onto the order and takes the old one off (at once, or
         # after a premium swap's warm period).
-        if type(event).__qualname__ == "Order.DomainSwapped":
+        if type(event) is Order.DomainSwapped:
             self._domain_rows(cur, order, order_id, workspace_id, position)
         dropped = [getattr(event, "detached_domain", None)]
-        if type(event).__qualname__ == "Order.Cancelled":
+        if type(event) is Order.Cancelled:
             dropped += unregistered_at_cancel(self.store, event)
         for item in dropped:
             if item is not None:
@@ -129,7 +129,7 @@ class OrderList(ReadModel):
                 ),
             )
 
-    @on("PendingAction.Opened", "PendingAction.Resolved", "PendingAction.Cancelled")
+    @on(PendingAction.Opened, PendingAction.Resolved, PendingAction.Cancelled)
     def pending_changed(self, cur: Any, event: Any, position: int) -> None:
         action: PendingAction = self._at_version(event)
         doc = json.dumps(pending_action_view(action))

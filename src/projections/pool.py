@@ -11,34 +11,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from domain.events import event_names
 from domain.pool_domains import AVAILABLE, IDLE_QUARANTINED, WARMING, PoolDomain
+from domain.pool_releases import PoolRelease
+from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from services.pool_views import pool_domain_view
 
-POOL_DOMAIN_EVENTS = tuple(
-    f"PoolDomain.{name}"
-    for name in (
-        "Tracked",
-        "Added",
-        "Removed",
-        "Reserved",
-        "Assigned",
-        "Unreserved",
-        "ReleaseStarted",
-        "Released",
-        "Burned",
-        "Retired",
-    )
+POOL_DOMAIN_EVENTS = (
+    PoolDomain.Tracked,
+    PoolDomain.Added,
+    PoolDomain.Removed,
+    PoolDomain.Reserved,
+    PoolDomain.Assigned,
+    PoolDomain.Unreserved,
+    PoolDomain.ReleaseStarted,
+    PoolDomain.Released,
+    PoolDomain.Burned,
+    PoolDomain.Retired,
 )
 _JOB_EVENTS = {
-    "PoolReservation.Requested": "pcl",
-    "PoolReservation.Completed": "pcl",
-    "PoolReservation.Failed": "pcl",
-    "PoolRelease.Requested": "prl",
-    "PoolRelease.Completed": "prl",
+    PoolReservation.Requested: "pcl",
+    PoolReservation.Completed: "pcl",
+    PoolReservation.Failed: "pcl",
+    PoolRelease.Requested: "prl",
+    PoolRelease.Completed: "prl",
 }
-POOL_JOB_EVENTS = frozenset(_JOB_EVENTS)
+POOL_JOB_EVENTS = frozenset(event_names(*_JOB_EVENTS))
 
 
 class PoolReadModel(ReadModel):
@@ -88,7 +88,7 @@ class PoolReadModel(ReadModel):
     @on(*_JOB_EVENTS)
     def job_changed(self, cur: Any, event: Any, position: int) -> None:
         job = self._at_version(event)
-        kind = _JOB_EVENTS[type(event).__qualname__]
+        kind = _JOB_EVENTS[type(event)]
         cur.execute(
             "INSERT INTO pool_jobs (id, kind, tenant, position, status, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status",

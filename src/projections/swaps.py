@@ -13,14 +13,14 @@ from projections.base import ReadModel, on
 from services.swap_view import swap_view
 
 SWAP_EVENTS = (
-    "Swap.Created",
-    "Swap.Started",
-    "Swap.StepCompleted",
-    "Swap.Completed",
-    "Swap.Failed",
-    "Swap.ActionRequired",
-    "Swap.Resumed",
-    "Swap.OldDomainDetached",
+    Swap.Created,
+    Swap.Started,
+    Swap.StepCompleted,
+    Swap.Completed,
+    Swap.Failed,
+    Swap.ActionRequired,
+    Swap.Resumed,
+    Swap.OldDomainDetached,
 )
 
 

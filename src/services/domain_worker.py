@@ -8,6 +8,7 @@ never apply a move twice.
 
 from __future__ import annotations
 
+from domain.events import event_names
 from domain.forwarding import ForwardingJob
 from domain.imports import ImportJob
 from projections.domain_jobs import FORWARDING_JOB_EVENTS, IMPORT_JOB_EVENTS, open_jobs
@@ -24,7 +25,7 @@ MIN_INTERVAL_SECONDS = 0.2
 class DomainWorker(PollingWorker):
     thread_name = "domain-worker"
     name = "domains"
-    wake_on = frozenset(IMPORT_JOB_EVENTS + FORWARDING_JOB_EVENTS)
+    wake_on = frozenset(event_names(*IMPORT_JOB_EVENTS, *FORWARDING_JOB_EVENTS))
 
     def __init__(self, container: Container) -> None:
         super().__init__(container, max(container.settings.poll_interval_seconds, MIN_INTERVAL_SECONDS))

@@ -24,6 +24,7 @@ import httpx
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from domain.events import event_names
 from domain.organizations import Organization
 from infra.ids import parse_id
 from runtime.container import Container
@@ -67,7 +68,7 @@ CONSUMER = "webhook-dispatcher"  # one durable consumer shared by every dispatch
 ACK_WAIT_SECONDS = 10.0
 # Only these organization events change where and how deliveries go; others (a test event
 # request, a rate-limit change) leave a cached endpoint valid.
-ENDPOINT_EVENTS = ("Organization.WebhookEndpointSet", "Organization.WebhookSecretRotated")
+ENDPOINT_EVENTS = event_names(Organization.WebhookEndpointSet, Organization.WebhookSecretRotated)
 
 
 class WebhookDispatcher:

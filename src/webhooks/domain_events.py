@@ -29,7 +29,7 @@ def _at(event: Any, store: EventStore) -> Any:
     return store.repository.get(event.originator_id, version=event.originator_version)
 
 
-@maps("Domain.Connected", "Domain.ActionRequired")
+@maps(Domain.Connected, Domain.ActionRequired)
 def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: Domain = _at(event, store)
     kind = "domain.connected" if domain.status == "active" else "domain.action_required"
@@ -38,7 +38,7 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     ]
 
 
-@maps("DomainTerm.RenewalPaymentFailed")
+@maps(DomainTerm.RenewalPaymentFailed)
 def renewal_unpaid(event: Any, store: EventStore) -> list[PublicEvent]:
     """A live renewal the wallet could not cover: the domain needs the partner (a credit)."""
     term: DomainTerm = _at(event, store)
@@ -61,7 +61,7 @@ _IMPORT_TYPES = {
 }
 
 
-@maps("ImportJob.Progressed")
+@maps(ImportJob.Progressed)
 def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     if event.status == event.previous or event.status not in _IMPORT_TYPES:
         return []
@@ -73,7 +73,7 @@ def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     ]
 
 
-@maps("ForwardingJob.Finished")
+@maps(ForwardingJob.Finished)
 def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
     job: ForwardingJob = _at(event, store)
     job_id = public_id("fwj", job.id)

@@ -40,13 +40,13 @@ def _brief(order: Order, **extra: Any) -> dict[str, Any]:
     }
 
 
-@maps("Order.Placed", "Order.Resumed")
+@maps(Order.Placed, Order.Resumed)
 def in_progress(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     return [_event(order, "order.in_progress", _brief(order), order.updated_at)]
 
 
-@maps("Order.Completed")
+@maps(Order.Completed)
 def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     events = [_event(order, "order.completed", order_view(order), event.at)]
@@ -88,14 +88,14 @@ def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@maps("Order.Failed")
+@maps(Order.Failed)
 def failed(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(order, reason=order.reason, refunded_cents=event.refund_cents)
     return [_event(order, "order.failed", data, event.at)]
 
 
-@maps("Order.ActionRequired")
+@maps(Order.ActionRequired)
 def action_required(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(order, pending_action_id=order.pending_action_id, reason=order.reason)
@@ -133,14 +133,14 @@ def _domains_needing_attention(
     return events
 
 
-@maps("Order.CancelScheduled")
+@maps(Order.CancelScheduled)
 def cancel_scheduled(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(order, cancel_at=iso(event.cancel_after))
     return [_event(order, "order.cancel_scheduled", data, event.at)]
 
 
-@maps("Order.Cancelled")
+@maps(Order.Cancelled)
 def cancelled(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(

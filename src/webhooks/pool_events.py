@@ -26,7 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from eventsourcing.domain import DomainEvent
+
+from domain.burned_domain_jobs import BurnedDomainJob
 from domain.pool_domains import PoolDomain
+from domain.pool_releases import PoolRelease
+from domain.pool_replacements import PoolReplacement
+from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
 from projections.domains import REPLACEMENT_NEEDED
 from services.pool_views import (
@@ -40,18 +46,18 @@ from services.store import EventStore
 from webhooks.public_events import PublicEvent, event_about, maps
 
 _DOMAIN_TYPES = {
-    "PoolDomain.Added": "pool.domain_added",
-    "PoolDomain.Removed": "pool.domain_removed",
-    "PoolDomain.Burned": "pool.domain_burned",
-    "PoolDomain.Retired": "pool.domain_retired",
+    PoolDomain.Added: "pool.domain_added",
+    PoolDomain.Removed: "pool.domain_removed",
+    PoolDomain.Burned: "pool.domain_burned",
+    PoolDomain.Retired: "pool.domain_retired",
 }
-_JOB_TYPES: dict[str, tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
-    "PoolReservation.Requested": ("pool.attach_in_progress", "pcl", reservation_view),
-    "PoolReservation.Completed": ("pool.attach_completed", "pcl", reservation_view),
-    "PoolReservation.Failed": ("pool.attach_failed", "pcl", reservation_view),
-    "PoolRelease.Requested": ("pool.release_in_progress", "prl", release_view),
-    "PoolRelease.Completed": ("pool.release_completed", "prl", release_view),
-    "BurnedDomainJob.Completed": ("pool.burned_domain_job_completed", "brj", burned_job_view),
+_JOB_TYPES: dict[type[DomainEvent], tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
+    PoolReservation.Requested: ("pool.attach_in_progress", "pcl", reservation_view),
+    PoolReservation.Completed: ("pool.attach_completed", "pcl", reservation_view),
+    PoolReservation.Failed: ("pool.attach_failed", "pcl", reservation_view),
+    PoolRelease.Requested: ("pool.release_in_progress", "prl", release_view),
+    PoolRelease.Completed: ("pool.release_completed", "prl", release_view),
+    BurnedDomainJob.Completed: ("pool.burned_domain_job_completed", "brj", burned_job_view),
 }
 
 
@@ -64,28 +70,28 @@ def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: PoolDomain = _at(event, store)
     data = pool_domain_view(domain, event.at)
     data.setdefault("status", data.get("condition"))
-    name = type(event).__qualname__
-    if name == "PoolDomain.Burned":
+    kind = type(event)
+    if kind is PoolDomain.Burned:
         data.update(job_id=event.job_id, reason=event.reason)
-    if name == "PoolDomain.Retired":
+    if kind is PoolDomain.Retired:
         data["replacement_id"] = event.replacement_id
     return [
         event_about(
-            domain, _DOMAIN_TYPES[name], domain.dom_id or public_id("dom", domain.id), data, event.at
+            domain, _DOMAIN_TYPES[kind], domain.dom_id or public_id("dom", domain.id), data, event.at
         )
     ]
 
 
 @maps(*_JOB_TYPES)
 def pool_job_moved(event: Any, store: EventStore) -> list[PublicEvent]:
-    kind, prefix, view = _JOB_TYPES[type(event).__qualname__]
+    kind, prefix, view = _JOB_TYPES[type(event)]
     job = _at(event, store)
     return [
         event_about(job, kind, public_id(prefix, job.id), view(job), event.at)
     ]
 
 
-@maps("PoolReplacement.Finished")
+@maps(PoolReplacement.Finished)
 def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
     replacement = _at(event, store)
     kind = f"pool.replacement_{replacement.status}"
@@ -121,7 +127,7 @@ def _burned_domain_event(
     return event_about(owner, kind, domain["id"], data, at)
 
 
-@maps("PoolDomain.Released")
+@maps(PoolDomain.Released)
 def burned_domain_released(event: Any, store: EventStore) -> list[PublicEvent]:
     """Releasing a burned domain whose replacement failed ends its `replacement_needed`
     (spec 3: `domain.connected` accompanies the move back to `active`)."""

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from eventsourcing.domain import DomainEvent
+
+from domain.events import event_names
 from services.store import EventStore
 
 _EVENT_ID_NAMESPACE = uuid.UUID("0c8a2b8e-54a9-4d3e-9b61-3f7f0e6d2a11")
@@ -51,11 +54,13 @@ Mapper = Callable[[Any, EventStore], list[PublicEvent]]
 MAPPERS: dict[str, Mapper] = {}
 
 
-def maps(*event_names: str) -> Callable[[Mapper], Mapper]:
-    """Register a mapper for domain events named `Aggregate.Event`."""
+def maps(*events: type[DomainEvent]) -> Callable[[Mapper], Mapper]:
+    """Register a mapper for these domain event classes, keyed by their qualified names.
+    Anything but an event class is a TypeError."""
+    names = event_names(*events)
 
     def register(func: Mapper) -> Mapper:
-        for name in event_names:
+        for name in names:
             MAPPERS[name] = func
         return func
 

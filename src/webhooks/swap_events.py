@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from eventsourcing.domain import DomainEvent
+
 from domain.orders import COMPLETED
 from domain.swaps import USER_NAMES, Swap
 from infra.ids import public_id
@@ -20,13 +22,13 @@ from services.store import EventStore
 from services.swap_view import swap_view
 from webhooks.public_events import PublicEvent, event_about, maps
 
-_TYPES = {
-    "Swap.Created": "swap.created",
-    "Swap.Started": "swap.in_progress",
-    "Swap.Resumed": "swap.in_progress",
-    "Swap.Completed": "swap.completed",
-    "Swap.Failed": "swap.failed",
-    "Swap.ActionRequired": "swap.action_required",
+_TYPES: dict[type[DomainEvent], str] = {
+    Swap.Created: "swap.created",
+    Swap.Started: "swap.in_progress",
+    Swap.Resumed: "swap.in_progress",
+    Swap.Completed: "swap.completed",
+    Swap.Failed: "swap.failed",
+    Swap.ActionRequired: "swap.action_required",
 }
 
 
@@ -35,11 +37,11 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     swap: Swap = store.repository.get(event.originator_id, version=event.originator_version)
     events = [
         event_about(
-            swap, _TYPES[type(event).__qualname__], public_id("swp", swap.id), swap_view(swap),
+            swap, _TYPES[type(event)], public_id("swp", swap.id), swap_view(swap),
             swap.updated_at,
         )
     ]
-    if type(event).__qualname__ == "Swap.Completed" and swap.kind != USER_NAMES:
+    if type(event) is Swap.Completed and swap.kind != USER_NAMES:
         events.append(
             PublicEvent(
                 type="domain.connected",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.organizations import Organization
 from infra.ids import public_id
 from services.store import EventStore
 from webhooks.public_events import PublicEvent, maps
@@ -11,7 +12,7 @@ from webhooks.public_events import PublicEvent, maps
 TEST_EVENT_TYPE = "webhook.test"
 
 
-@maps("Organization.WebhookTestRequested")
+@maps(Organization.WebhookTestRequested)
 def webhook_test(event: Any, store: EventStore) -> list[PublicEvent]:
     org_id = public_id("org", event.originator_id)
     return [
