@@ -15,24 +15,12 @@ from domain.orders import ACTIVE_STATES, FAILED, Order
 from domain.pending_actions import PendingAction
 from infra.ids import public_id
 from projections.base import ReadModel, on
+from projections.domains import ORDER_EVENTS as DOMAIN_ROW_ORDER_EVENTS
 from projections.domains import unregistered_at_cancel
 from services.order_view import order_view, pending_action_view
 
-ORDER_EVENTS = (
-    Order.Placed,
-    Order.StepCompleted,
-    Order.Completed,
-    Order.Failed,
-    Order.ActionRequired,
-    Order.Resumed,
-    Order.CancelScheduled,
-    Order.Cancelled,
-    Order.DomainSwapped,
-    Order.WarmDomainDetached,
-    Order.DomainLapsed,
-    Order.InboxesRenamed,
-    Order.DomainForwardingSet,
-)
+# The events that move a domain row, and the one that changes only the order.
+ORDER_EVENTS = (*DOMAIN_ROW_ORDER_EVENTS, Order.DomainForwardingSet)
 
 
 class OrderList(ReadModel):
