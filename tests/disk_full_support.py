@@ -92,6 +92,26 @@ class Served:
         return self.log.read_text(errors="replace")[-4000:]
 
 
+def _started(env: dict[str, str], log: Path, attempts: int = 3) -> Served:
+    """`serve`, ready; started again on fresh ports when a parallel test took a free port
+    between `free_port()` and the bind."""
+    for _ in range(attempts):
+        with open(log, "ab") as output:
+            process = subprocess.Popen([*CLI, "serve"], env=env, stdout=output, stderr=output)
+        served = Served(process, env, log)
+        deadline = time.monotonic() + 90
+        while process.poll() is None:
+            with contextlib.suppress(httpx.HTTPError):
+                if served.ready().status_code == 200:
+                    return served
+            assert time.monotonic() < deadline, f"serve never ready:\n{served.log_tail()}"
+            time.sleep(0.2)
+        if "Address already in use" not in served.log_tail():
+            break
+        env["PARTNER_API_HTTP_PORT"], env["PARTNER_API_GRPC_PORT"] = str(free_port()), str(free_port())
+    raise AssertionError(f"serve exited:\n{served.log_tail()}")
+
+
 @contextlib.contextmanager
 def serve_embedded(data_dir: Path, logs: Path, **extra: str) -> Iterator[Served]:
     """`partner-api serve` (every role, embedded nats-server) with its data in `data_dir` and
@@ -114,21 +134,12 @@ def serve_embedded(data_dir: Path, logs: Path, **extra: str) -> Iterator[Served]
     env.pop("NATS_URL", None)  # the embedded nats-server, on the small disk
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / "serve.log"
-    with open(log, "ab") as output:
-        process = subprocess.Popen([*CLI, "serve"], env=env, stdout=output, stderr=output)
-    served = Served(process, env, log)
+    served = _started(env, log)
+    process = served.process
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert process.poll() is None, f"serve exited:\n{served.log_tail()}"
-            with contextlib.suppress(httpx.HTTPError):
-                if served.ready().status_code == 200:
-                    break
-            assert time.monotonic() < deadline, f"serve never ready:\n{served.log_tail()}"
-            time.sleep(0.2)
         yield served
     finally:
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, FileNotFoundError):
             for child in children_of(process.pid):
                 os.kill(child, signal.SIGCONT)  # a stopped nats-server must be able to stop
         process.terminate()
