@@ -41,7 +41,7 @@ lint: $(STAMP) $(NODE_STAMP) proto openapi-lint
 # The OpenAPI document, dumped by the app factory (no server), must pass openapi-spec-validator
 # and Redocly's `recommended` rules with no warning at all (Redocly fails only on errors).
 openapi-lint: $(STAMP) proto $(NODE_STAMP)
-	$(BIN)/python -m gateway.rest.openapi_export $(OPENAPI_DOC)
+	$(BIN)/python -m runtime.openapi_export $(OPENAPI_DOC)
 	$(BIN)/openapi-spec-validator $(OPENAPI_DOC)
 	@$(REDOCLY) lint $(OPENAPI_DOC) > var/redocly.log 2>&1; status=$$?; \
 	  grep -v '[║╔╚]' var/redocly.log | grep -v '^ *$$'; \

@@ -33,7 +33,7 @@ from bench.scenario_deliveries import arrivals, percentile, running_receiver_pro
 from bench.scenario_mixed import API, Tenant, listed, sandbox_secrets, set_up_tenants
 from bench.wrk_load import CpuMeter, FlushCounter, child_named, run_wrk
 from infra.settings import Settings
-from services.store import EventStore, eventstore_env
+from infra.store import EventStore, eventstore_env
 
 RATE = float(os.environ.get("BENCH_ORDER_RATE", "20"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "10"))

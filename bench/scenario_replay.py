@@ -31,7 +31,7 @@ from domain.users import User
 from infra.ids import public_id
 from infra.settings import Settings
 from runtime.container import Container
-from services.bundles import _checked_terms
+from services.catalog.bundles import _checked_terms
 
 EVENTS = int(os.environ.get("BENCH_REPLAY_EVENTS", "100000"))
 EVENTS_PER_UNIT = 10

@@ -9,7 +9,7 @@ import psycopg
 from conftest import PG_URL, RunningService
 from test_orders_sandbox import wait_order
 
-from services.wallet import credit
+from services.accounts.wallet import credit
 from webhooks.endpoints import endpoints_of
 
 

@@ -33,7 +33,7 @@ from infra.settings import Settings
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
 from runtime.container import Container
-from services.wallet import credit
+from services.accounts.wallet import credit
 from webhooks.mappers import load_mappers
 from webhooks.public_events import public_events_for
 

@@ -147,7 +147,7 @@ def test_replay_with_no_service_covers_what_the_cli_stored(service_env: dict[str
 
 def test_a_replay_splits_its_read_models_by_weight() -> None:
     from audit.forked_replay import split
-    from projections.registry import all_read_models
+    from runtime.bootstrap import all_read_models
 
     models = all_read_models()
     groups = split(models)

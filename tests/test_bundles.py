@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from conftest import RunningService
 
-from services.sizing import size_bundle
+from services.catalog.sizing import size_bundle
 
 
 def _error(response: httpx.Response, status: int, code: str, field: str | None) -> None:

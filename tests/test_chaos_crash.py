@@ -31,9 +31,9 @@ from test_idempotent_takeover import tenant_on_a_manual_clock
 from test_orders_sandbox import counts, error_of, new_workspace, place
 from webhook_receiver import Receiver, wait_until
 
+from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
 from runtime.container import Container
-from services.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
-from services.orders import place_order
+from services.orders.use_cases import place_order
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
 

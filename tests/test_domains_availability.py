@@ -87,7 +87,7 @@ def test_limits_and_permissions(service: RunningService) -> None:
 
 
 def test_usable_for_follows_the_suites_using_the_name(service: RunningService) -> None:
-    from services.domains import usable_for
+    from services.domains.use_cases import usable_for
 
     with service.partner() as client:
         (only_a,) = place_order(client, a=1, b=0)

@@ -162,7 +162,7 @@ def test_a_later_request_waits_for_an_earlier_job_on_the_same_domain(
     """A domain an open job will still change is not "already correct": the later job lists it
     as pending, and the worker, finishing jobs in order, leaves the later URL."""
     from runtime.serve import resolve_roles
-    from services.domain_worker import DomainWorker
+    from workers.domain_jobs import DomainWorker
 
     roles = [r for r in resolve_roles(None) if r not in ("domains", *NEEDS_NATS)]
     service = service_factory(roles=roles)  # no domains worker: jobs stay open until we run it

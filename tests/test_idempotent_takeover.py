@@ -17,13 +17,13 @@ from test_orders_sandbox import new_workspace
 from test_swaps import completed_order, of
 
 from infra.clock import ManualClock
-from services.accounts import Principal
-from services.bundles import create_bundle
-from services.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
-from services.pool_attach import attach
-from services.swaps import create_swap
-from services.users import create_user
-from services.workspaces import create_workspace
+from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
+from services.accounts.keys import Principal
+from services.accounts.users import create_user
+from services.accounts.workspaces import create_workspace
+from services.catalog.bundles import create_bundle
+from services.pool.attach import attach
+from services.swaps.use_cases import create_swap
 
 Setup = Callable[[httpx.Client], tuple[str, dict[str, Any]]]
 Dead = Callable[[RunningService, Principal, dict[str, Any]], dict[str, Any]]

@@ -12,12 +12,13 @@ from conftest import PG_URL, _reachable, require
 from domain.errors import DomainError
 from gateway.rest.pagination import PageTokens
 from infra.clock import ManualClock
+from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, IdempotencyStore, fingerprint
 from infra.settings import Settings
 from projections.api_keys import keys_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
+from runtime.bootstrap import all_read_models
 from runtime.container import Container
-from services.idempotency import CLAIM_LEASE_SECONDS, Claim, IdempotencyStore, fingerprint
 
 
 def test_read_models_apply_each_event_once_and_resume(settings: Settings) -> None:
@@ -33,7 +34,7 @@ def test_read_models_apply_each_event_once_and_resume(settings: Settings) -> Non
         assert tracked_position(container.read_db, READ_MODELS_TRACKING) == head
 
         # A restarted runner resumes from its tracked position: nothing applied twice.
-        restarted = ReadModels(container.store, container.read_db)
+        restarted = ReadModels(container.store, container.read_db, all_read_models())
         restarted.catch_up()
         container.accounts.create_key(org, "live", "full")
         restarted.catch_up()
@@ -51,7 +52,7 @@ def test_two_runners_racing_apply_once(settings: Settings) -> None:
         org = container.accounts.create_organization("Race")["id"]
         for _ in range(20):
             container.accounts.create_key(org, "test", "read")
-        runners = [ReadModels(container.store, container.read_db) for _ in range(2)]
+        runners = [ReadModels(container.store, container.read_db, all_read_models()) for _ in range(2)]
         errors: list[BaseException] = []
 
         def run(models: ReadModels) -> None:
@@ -79,7 +80,7 @@ def test_a_runner_whose_remembered_position_went_stale_applies_once(settings: Se
     container = Container.build(settings)
     try:
         org = container.accounts.create_organization("Stale")["id"]
-        first, second = (ReadModels(container.store, container.read_db) for _ in range(2))
+        first, second = (ReadModels(container.store, container.read_db, all_read_models()) for _ in range(2))
         for runner in (first, second, first, second, first):
             container.accounts.create_key(org, "test", "read")
             runner.catch_up()  # never raises: a refused batch is retried from the table

@@ -1,5 +1,5 @@
 """Burned-domain jobs (`brj_`): the burned result leaves the pool, an assigned domain is
-replaced (`prp_`). The jobs are started through `services.burned_domains` (what the gRPC
+replaced (`prp_`). The jobs are started through `services.fulfillment.burned_domains` (what the gRPC
 fulfillment service calls) and observed over HTTP."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from test_orders_sandbox import error_of, new_workspace
 
 from audit.replay import replay
 from domain.errors import NotFound
-from services.fulfillment_reports import mark_domain_burned
+from services.fulfillment.reports import mark_domain_burned
 
 
 def burn(service: RunningService, name: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from test_orders_sandbox import error_of, new_workspace
 from infra.clock import ManualClock
 
 STEP = 0.05
-REST = 10 * STEP  # warm-up and quarantine: 10 simulated steps (services/pool_inventory.py)
+REST = 10 * STEP  # warm-up and quarantine: 10 simulated steps (services/pool/inventory.py)
 
 
 def test_live_pool_warms_then_attaches_and_releases_through_the_worker(

@@ -21,9 +21,9 @@ from infra import nats_server
 from infra.clock import ManualClock
 from infra.database import SQLiteDatabase
 from infra.nats_probe import jetstream_cannot_store
+from infra.rate_limit import RateLimiter
 from infra.storage_health import room_to_write, storage_full
 from infra.wal_checkpoints import WalCheckpointer, truncate_wals
-from services.rate_limit import RateLimiter
 
 
 def test_a_full_disk_is_recognised_however_it_is_wrapped() -> None:

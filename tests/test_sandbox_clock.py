@@ -15,8 +15,8 @@ from test_orders_sandbox import counts, error_of, new_workspace, place
 from test_wallet_purchase import credit
 
 from infra.clock import ManualClock, iso
-from services.sandbox_clock import _note_sweep as note_sweep
-from services.sandbox_clock import load_clock
+from services.sandbox.clock import _note_sweep as note_sweep
+from services.sandbox.clock import load_clock
 
 START = 1_800_000_000.0
 

@@ -16,8 +16,8 @@ from test_orders_live import wait_status
 from test_orders_sandbox import error_of
 from test_wallet_purchase import credit
 
-from fulfillment.worker import FulfillmentWorker
 from infra.clock import ManualClock
+from workers.orders import FulfillmentWorker
 
 START = 1_800_000_000.0
 DAY = 86_400

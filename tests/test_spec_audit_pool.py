@@ -13,7 +13,7 @@ from test_orders_sandbox import counts, error_of, new_workspace, placed
 from domain.orders import Order
 from infra.clock import ManualClock
 from infra.ids import parse_id
-from services.pool_records import pool_domain_for
+from services.pool.records import pool_domain_for
 
 
 def test_kind_m_without_login_is_refused_whatever_client_is_named(
@@ -106,7 +106,8 @@ def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
     """The add reads the order again once its records are stored: a cancel accepted between
     the check and the save leaves no pool row behind, and the add says no."""
     from domain.errors import DomainError
-    from services import orders, pool_inventory
+    from services.orders import use_cases as orders
+    from services.pool import inventory as pool_inventory
 
     org = service.new_org()
     secret = service.new_key(org, "test")

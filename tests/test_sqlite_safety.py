@@ -23,9 +23,9 @@ from conftest import RunningService
 from test_orders_sandbox import counts, new_workspace
 
 from infra.database import SQLiteDatabase
+from infra.idempotency import StoredResponse, fingerprint
 from infra.settings import Settings
 from runtime.container import Container
-from services.idempotency import StoredResponse, fingerprint
 
 pytestmark = pytest.mark.parametrize("store_kind", ["sqlite"])
 

@@ -23,7 +23,7 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 
 from infra.pg_recorder import OneStatementRecorder
 from infra.settings import Settings
-from services.store import EventStore, eventstore_env
+from infra.store import EventStore, eventstore_env
 
 WRITERS = 4
 SAVES_EACH = 40

@@ -14,9 +14,9 @@ from test_wallet_purchase import buy, credit
 from webhook_receiver import wait_until
 
 from domain.swaps import Swap
-from fulfillment.swap_worker import SwapWorker
 from infra.clock import ManualClock
 from infra.ids import parse_id
+from workers.swaps import SwapWorker
 
 DAY = 86_400
 PERSONAS = [{"first_name": "Ann", "last_name": "Lee"}, {"first_name": "Bo", "last_name": "Kim"}]

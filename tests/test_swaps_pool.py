@@ -1,4 +1,4 @@
-"""Swapping out a pooled domain (services/swap_pool.py): refused while the pool links it to a
+"""Swapping out a pooled domain (services/pool/leaving.py): refused while the pool links it to a
 workspace, else the domain leaves the pool together with its order, on both stores."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from conftest import RunningService
 from domain.errors import DomainError
 from domain.workspaces import Workspace
 from infra.ids import parse_id
-from services.workspaces import check_client, load_workspace
+from services.accounts.workspaces import check_client, load_workspace
 
 
 def _error(response: httpx.Response, status: int, code: str, field: str | None) -> None:

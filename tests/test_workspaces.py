@@ -11,7 +11,7 @@ from conftest import RunningService
 
 from domain.workspaces import Workspace
 from infra.ids import parse_id
-from services.workspaces import credentials_of, load_workspace
+from services.accounts.workspaces import credentials_of, load_workspace
 
 SECRETS = {
     "api_key": "sk-live-9f8e7d6c5b4a3210",

@@ -20,7 +20,7 @@ from eventsourcing.persistence import Notification
 
 from audit.records import read_notifications
 from infra.database import Database
-from services.store import EventStore
+from infra.store import EventStore
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from audit.records import EventRecord, Owners, describe, read_notifications
 from domain.errors import NotFound
 from domain.organizations import Organization
 from infra.ids import parse_id
-from services.store import EventStore
+from infra.store import EventStore
 
 
 def organization_events(store: EventStore, org_id: str, after: int = 0) -> Iterator[EventRecord]:

@@ -27,8 +27,8 @@ from typing import Any
 from audit.stored_rows import count_rows, stored_topics
 from infra.database import Database, SQLiteDatabase
 from infra.parent_death import die_with_parent
+from infra.store import EventStore
 from projections.base import ReadModel
-from services.store import EventStore
 
 Progress = Callable[[int, int], None]
 WORKERS = 2

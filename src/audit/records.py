@@ -12,7 +12,7 @@ from eventsourcing.persistence import Notification
 
 from infra.clock import iso
 from infra.ids import PREFIXES, parse_id, public_id
-from services.store import EventStore
+from infra.store import EventStore
 
 # Never handed to an auditor: a key's hash is as good as a lookup token for its aggregate.
 REDACTED_FIELDS = frozenset({"secret_hash"})

@@ -37,10 +37,10 @@ from audit.forked_replay import can_fork, replay_forked
 from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
+from infra.store import EventStore
 from projections.base import ReadModel
 from projections.follower import position_in, tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
-from services.store import EventStore
 
 Progress = Callable[[int, int], None]
 Handler = Callable[[Any, Any, int], None]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
 
 from audit.chain import ChainFollower
-from runtime.container import Container
-from runtime.roles import register_role
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 SEAL_INTERVAL_SECONDS = 0.25
 
@@ -30,5 +33,3 @@ class AuditChainRole:
     def describe(self) -> str:
         return "hash chain over the event log (audit verify)"
 
-
-register_role("audit", AuditChainRole)

@@ -21,7 +21,7 @@ from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Identifier
 
 from audit.records import read_notifications
-from services.store import EventStore
+from infra.store import EventStore
 
 Batch = Callable[[int, int, int], Sequence[Any]]  # (after, stop, limit) -> rows
 

@@ -11,8 +11,8 @@ from typing import Any
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
-from services import fulfillment_reports as reports
-from services.fulfillment_work import list_work
+from services.fulfillment import reports
+from services.fulfillment.work import list_work
 
 
 def _operator(args: argparse.Namespace) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
-from services.wallet import credit
+from services.accounts.wallet import credit
 
 
 def _parser(groups: Any) -> None:

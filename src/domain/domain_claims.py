@@ -11,7 +11,7 @@ A swap that brings a new domain onto an order takes its claim the same way, unti
 ends: the holder (`order_id`, as the event has always named it) is then a `swp_` id.
 
 A claim is never released by an event of its own: whether the holder still holds it is read
-from the holder's status when someone else wants the name (see `services.domain_claims`).
+from the holder's status when someone else wants the name (see `services.domains.claims`).
 
 | move (event)        | from          | to                          |
 | ------------------- | ------------- | --------------------------- |

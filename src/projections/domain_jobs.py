@@ -10,7 +10,7 @@ from domain.forwarding import ForwardingJob
 from domain.imports import ImportJob
 from infra.ids import public_id
 from projections.base import ReadModel, on
-from services.job_views import import_view
+from views.jobs import import_view
 
 IMPORT_JOB_EVENTS = (ImportJob.Submitted, ImportJob.Progressed)
 FORWARDING_JOB_EVENTS = (ForwardingJob.Submitted, ForwardingJob.Finished)

@@ -371,7 +371,7 @@ class DomainInventory(ReadModel):
 
 def unregistered_at_cancel(store: Any, event: Any) -> list[dict[str, Any]]:
     """The items a cancellation dropped: domains the order had not registered yet, which were
-    never the organization's (`services.orders.finalize_cancel`)."""
+    never the organization's (`services.orders.use_cases.finalize_cancel`)."""
     before: Order = store.at_version(event.originator_id, event.originator_version - 1)
     # What this event itself left out: a cancellation saved before the rule kept every item.
     kept = {item["id"] for item in event.domains}

@@ -17,7 +17,7 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Notification
 
 from infra.database import Database
-from services.store import EventStore
+from infra.store import EventStore
 
 log = logging.getLogger(__name__)
 

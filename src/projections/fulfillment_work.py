@@ -13,7 +13,7 @@ from domain.orders import Order
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from projections.orders import ORDER_EVENTS
-from services.fulfillment_work import work_view
+from views.fulfillment_work import work_view
 
 WORK_EVENTS = (*ORDER_EVENTS, Order.StepFailed, Order.StepRetried)
 

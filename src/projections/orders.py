@@ -17,7 +17,7 @@ from infra.ids import public_id
 from projections.base import ReadModel, on
 from projections.domains import ORDER_EVENTS as DOMAIN_ROW_ORDER_EVENTS
 from projections.domains import unregistered_at_cancel
-from services.order_view import order_view, pending_action_view
+from views.orders import order_view, pending_action_view
 
 # The events that move a domain row, and the one that changes only the order.
 ORDER_EVENTS = (*DOMAIN_ROW_ORDER_EVENTS, Order.DomainForwardingSet)

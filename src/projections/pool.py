@@ -17,7 +17,7 @@ from domain.pool_releases import PoolRelease
 from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
 from projections.base import ReadModel, on
-from services.pool_views import pool_domain_view
+from views.pool import pool_domain_view
 
 POOL_DOMAIN_EVENTS = (
     PoolDomain.Tracked,

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from infra.database import Database
+from infra.store import EventStore
 from projections.base import ReadModel
 from projections.follower import Follower, tracked_position
-from projections.registry import all_read_models
-from services.store import EventStore
 
 # A write answers once the read models show it. Under load the projections can trail by seconds;
 # past this bound the write still answers (the event is stored), so a dead projections role
@@ -30,11 +29,11 @@ class ReadModels:
         self,
         store: EventStore,
         db: Database,
-        models: list[ReadModel] | None = None,
+        models: list[ReadModel],
         poll_interval: float = 0.05,
     ) -> None:
         self.db = db
-        self.models = models if models is not None else all_read_models()
+        self.models = models
         for model in self.models:
             model.attach(store)
         with db.transaction() as cur:

@@ -10,7 +10,7 @@ from typing import Any
 from domain.swaps import Swap
 from infra.ids import public_id
 from projections.base import ReadModel, on
-from services.swap_view import swap_view
+from views.swaps import swap_view
 
 SWAP_EVENTS = (
     Swap.Created,

@@ -14,15 +14,16 @@ from adapters import dkim
 from infra.clock import Clock, SystemClock, TenantClock
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.deployment import ensure_deployment_id
+from infra.idempotency import IdempotencyStore
+from infra.rate_limit import RateLimiter
+from infra.sandbox_offsets import SandboxOffsets
 from infra.sealing import Sealer
 from infra.settings import Settings
 from infra.storage_health import StorageHealth
+from infra.store import EventStore, eventstore_env
 from projections.runner import ReadModels
-from services.accounts import Accounts
-from services.idempotency import IdempotencyStore
-from services.rate_limit import RateLimiter
-from services.sandbox_offsets import SandboxOffsets
-from services.store import EventStore, eventstore_env
+from runtime.bootstrap import all_read_models
+from services.accounts.keys import Accounts
 
 
 def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
@@ -43,7 +44,7 @@ def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
 
 def _idempotency_database(settings: Settings, ops_db: Database
                           ) -> tuple[Database, Database | None]:
-    """Where idempotency records live: the event store's database (services/idempotency.py),
+    """Where idempotency records live: the event store's database (infra/idempotency.py),
     and on SQLite the operational file they are moved out of."""
     if settings.database_url:
         return ops_db, None
@@ -86,7 +87,7 @@ class Container:
     dkim_keys: dkim.KeySet
     extras: dict[str, Any] = field(default_factory=dict)
     deployment_id: str = ""  # the store's identity (infra/deployment.py)
-    # Storage failures this process saw, which readiness reports (runtime/readiness.py).
+    # Storage failures this process saw, which readiness reports (services/operations/readiness.py).
     storage_health: StorageHealth = field(default_factory=StorageHealth)
     databases: list[Database] = field(default_factory=list)  # what close() closes, once each
 
@@ -114,7 +115,10 @@ class Container:
             ops_db=ops_db,
             # Read models and rate buckets are rebuilt or harmless to lose (`relaxed`).
             read_models=ReadModels(
-                store, read_db.relaxed(), poll_interval=settings.poll_interval_seconds
+                store,
+                read_db.relaxed(),
+                all_read_models(),
+                poll_interval=settings.poll_interval_seconds,
             ),
             accounts=Accounts(store, clock),
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),

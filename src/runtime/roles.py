@@ -1,16 +1,16 @@
 """Background roles a process may run beside (or instead of) the REST gateway.
 
-Each capability registers its role here; `partner-api serve --role NAME` picks them.
+`runtime/bootstrap.py` lists every one; `partner-api serve --role NAME` picks them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from runtime.container import Container
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 class Role(Protocol):
@@ -42,16 +42,5 @@ class ProjectionsRole:
         return "read models following the event log"
 
 
-RoleFactory = Callable[[Container], Role]
-
-ROLE_FACTORIES: dict[str, RoleFactory] = {"projections": ProjectionsRole}
 GATEWAY = "gateway"
 NEEDS_NATS = {"publisher", "dispatcher"}
-
-
-def all_roles() -> list[str]:
-    return [GATEWAY, *ROLE_FACTORIES]
-
-
-def register_role(name: str, factory: RoleFactory) -> None:
-    ROLE_FACTORIES[name] = factory

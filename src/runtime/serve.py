@@ -28,10 +28,10 @@ from infra.deployment import store_label
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
 from infra.wal_checkpoints import WalCheckpointer
+from runtime.bootstrap import ROLE_FACTORIES
 from runtime.container import Container
 from runtime.http_edge import EdgeLimits, bounded_protocol
-from runtime.plugins import load_roles
-from runtime.roles import GATEWAY, NEEDS_NATS, ROLE_FACTORIES, Role, all_roles
+from runtime.roles import GATEWAY, NEEDS_NATS, Role
 
 # decisions.md names six roles; the background work on resources is split finer here, so the
 # `worker` it names runs every part of it. Each part can still be run (and scaled) alone.
@@ -39,12 +39,11 @@ WORKER_PARTS = ("domains", "pool", "swaps", "audit")
 
 
 def resolve_roles(requested: list[str] | None) -> list[str]:
-    load_roles()
     if not requested or "all" in requested:
-        return all_roles()
-    unknown = [r for r in requested if r not in all_roles()]
+        return [GATEWAY, *ROLE_FACTORIES]
+    unknown = [r for r in requested if r not in [GATEWAY, *ROLE_FACTORIES]]
     if unknown:
-        raise SystemExit(f"unknown role(s): {', '.join(unknown)}; known: {', '.join(all_roles())}")
+        raise SystemExit(f"unknown role(s): {', '.join(unknown)}; known: {', '.join([GATEWAY, *ROLE_FACTORIES])}")
     resolved: list[str] = []
     for role in requested:
         for name in (role, *WORKER_PARTS) if role == "worker" else (role,):
@@ -57,7 +56,6 @@ class RunningRoles:
     """Starts the background roles in the gateway's lifespan (or alone) and stops them in order."""
 
     def __init__(self, container: Container, names: list[str]) -> None:
-        load_roles()  # callers may name roles without resolve_roles (tests do)
         self.roles: list[Role] = [ROLE_FACTORIES[n](container) for n in names if n != GATEWAY]
         self.announce: str | None = None  # printed once the roles run and the port listens
         self.server: uvicorn.Server | None = None  # the one whose port the announce names

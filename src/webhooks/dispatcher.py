@@ -16,7 +16,7 @@ import logging
 import time
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import anyio
@@ -27,7 +27,6 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from domain.events import event_names
 from domain.organizations import Organization
 from infra.ids import parse_id
-from runtime.container import Container
 from webhooks.batched_lookup import BatchedLookup
 from webhooks.deliveries import (
     Due,
@@ -49,6 +48,9 @@ from webhooks.stream import (
     require_nats,
     subject_root,
 )
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from domain.forwarding import ForwardingJob
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, ImportJob
 from infra.clock import iso
 from infra.ids import public_id
-from services.domains import aggregate_view
-from services.job_views import import_view
-from services.store import EventStore
+from infra.store import EventStore
+from views.domains import aggregate_view
+from views.jobs import import_view
 from webhooks.public_events import PublicEvent, event_about, maps
 
 

@@ -6,15 +6,17 @@ The secret is shown once, when it is made; the aggregate only ever holds it seal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
 from domain.organizations import Organization
+from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
-from runtime.container import Container
-from services.wallet import retry_conflicts
 from webhooks.signing import new_secret
 from webhooks.urls import check_registration
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from infra.clock import iso
+from infra.store import EventStore
 from projections.base import ReadModel
 from projections.json_text import compact_json_text
-from services.store import EventStore
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 

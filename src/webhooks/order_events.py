@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from domain.domains import NAMESERVERS_NOT_POINTED, listed_source, usable_for
+from domain.order_steps import NAMESERVERS
 from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
 from domain.pending_actions import PendingAction
-from fulfillment.steps import NAMESERVERS
 from infra.clock import iso
 from infra.ids import parse_id, public_id
-from services.order_view import destination_view, domain_view, order_view
-from services.store import EventStore
+from infra.store import EventStore
+from views.orders import destination_view, domain_view, order_view
 from webhooks.domain_events import forwarding_data
 from webhooks.public_events import PublicEvent, event_about, maps
 

@@ -11,15 +11,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import nats.errors
 
 from infra.storage_health import storage_full
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
-from runtime.container import Container
-from runtime.readiness import OUTBOX_TRACKING
 from webhooks.event_log import PUBLISHED_LAST, envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
@@ -32,9 +30,12 @@ from webhooks.stream import (
     subject_for,
 )
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 log = logging.getLogger(__name__)
 
-TRACKING_NAME = OUTBOX_TRACKING
+TRACKING_NAME = "webhook_outbox"  # its tracked position; readiness reads it
 BATCH_SIZE = 500
 # Acks stream back in milliseconds, fsynced or not; none for this long means they were lost
 # with a server or the stream's leader (an election follows): republish rather than wait.

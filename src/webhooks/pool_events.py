@@ -34,15 +34,15 @@ from domain.pool_releases import PoolRelease
 from domain.pool_replacements import PoolReplacement
 from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
+from infra.store import EventStore
 from projections.domains import REPLACEMENT_NEEDED
-from services.pool_views import (
+from views.pool import (
     burned_job_view,
     pool_domain_view,
     release_view,
     replacement_view,
     reservation_view,
 )
-from services.store import EventStore
 from webhooks.public_events import PublicEvent, event_about, maps
 
 _DOMAIN_TYPES = {

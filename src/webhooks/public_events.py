@@ -15,7 +15,7 @@ from typing import Any
 from eventsourcing.domain import DomainEvent
 
 from domain.events import event_names
-from services.store import EventStore
+from infra.store import EventStore
 
 _EVENT_ID_NAMESPACE = uuid.UUID("0c8a2b8e-54a9-4d3e-9b61-3f7f0e6d2a11")
 _NAMESPACE_SHA1 = hashlib.sha1(_EVENT_ID_NAMESPACE.bytes)  # copied, never updated: thread-safe

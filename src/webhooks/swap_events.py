@@ -17,9 +17,9 @@ from eventsourcing.domain import DomainEvent
 from domain.orders import COMPLETED
 from domain.swaps import USER_NAMES, Swap
 from infra.ids import public_id
-from services.order_view import domain_view
-from services.store import EventStore
-from services.swap_view import swap_view
+from infra.store import EventStore
+from views.orders import domain_view
+from views.swaps import swap_view
 from webhooks.public_events import PublicEvent, event_about, maps
 
 _TYPES: dict[type[DomainEvent], str] = {

@@ -6,7 +6,7 @@ from typing import Any
 
 from domain.organizations import Organization
 from infra.ids import public_id
-from services.store import EventStore
+from infra.store import EventStore
 from webhooks.public_events import PublicEvent, maps
 
 TEST_EVENT_TYPE = "webhook.test"

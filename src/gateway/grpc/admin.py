@@ -3,17 +3,19 @@ translated to the same use cases the CLI and REST gateway call."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from infra.clock import iso
 from partnerapi.v2 import admin_pb2, admin_pb2_grpc
 from projections.api_keys import keys_of
-from runtime.container import Container
-from services.accounts import IssuedKey
-from services.wallet import credit
+from services.accounts.keys import IssuedKey
+from services.accounts.wallet import credit
 from webhooks.endpoints import endpoints_of
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 def _organization(described: dict[str, Any]) -> admin_pb2.Organization:

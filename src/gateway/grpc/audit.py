@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -15,7 +15,9 @@ from audit.replay import replay
 from domain.errors import NotFound, invalid
 from infra.ids import parse_id
 from partnerapi.v2 import audit_pb2, audit_pb2_grpc
-from runtime.container import Container
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 BATCH = 500
 

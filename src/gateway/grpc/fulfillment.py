@@ -1,5 +1,5 @@
 """FulfillmentService: the fulfillment team's work list and its reports on each step,
-translated to the use cases in `services/fulfillment_work.py` and `fulfillment_reports.py`.
+translated to the use cases in `services/fulfillment/work.py` and `fulfillment_reports.py`.
 
 Every report names the operator (`operator_of`: metadata `x-operator`, else the client
 certificate), which the recorded events keep.
@@ -11,15 +11,17 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from gateway.grpc.interceptor import operator_of
 from partnerapi.v2 import fulfillment_pb2, fulfillment_pb2_grpc
-from runtime.container import Container
-from services import fulfillment_reports as reports
-from services.fulfillment_work import list_work, work_changes, work_position
+from services.fulfillment import reports
+from services.fulfillment.work import list_work, work_changes, work_position
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 OUTCOME_NAMES = {
     fulfillment_pb2.STEP_OUTCOME_DONE: reports.DONE,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gateway.grpc.server import GrpcServer
 from infra.settings import host_port
-from runtime.container import Container
-from runtime.roles import register_role
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 class GrpcRole:
@@ -25,5 +28,3 @@ class GrpcRole:
         where = host_port(self.container.settings.host, self.server.port)
         return f"grpc://{where} (admin, audit, fulfillment; health, reflection)"
 
-
-register_role("grpc", GrpcRole)

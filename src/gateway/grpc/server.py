@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -32,8 +33,10 @@ from partnerapi.v2 import (
     fulfillment_pb2,
     fulfillment_pb2_grpc,
 )
-from runtime.container import Container
-from runtime.readiness import readiness
+from services.operations.readiness import readiness
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 log = logging.getLogger(__name__)
 

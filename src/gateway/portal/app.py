@@ -14,7 +14,7 @@ import hmac
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import anyio
@@ -28,12 +28,14 @@ from domain.errors import DomainError
 from gateway.portal.clock import clock_panel
 from gateway.rest.lists import container_of
 from infra.ids import parse_id
-from runtime.container import Container
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of
 from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
 from webhooks.recovery import redeliver_since
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 COOKIE = "portal_session"
 SESSION_SECONDS = 8 * 3600

@@ -9,7 +9,7 @@ from typing import Any
 from domain.errors import invalid
 from domain.sandbox_clocks import MAX_ADVANCE_SECONDS
 from infra.clock import SANDBOX
-from services.sandbox_clock import clock_view
+from services.sandbox.clock import clock_view
 
 UNITS = {"minutes": 60, "hours": 3600, "days": 86_400, "seconds": 1}
 

@@ -12,7 +12,7 @@ from domain.errors import DomainError
 from gateway.portal.app import _dashboard, _form_session, _to_login
 from gateway.portal.clock import form_seconds
 from infra.clock import SANDBOX
-from services.sandbox_clock import advance_clock
+from services.sandbox.clock import advance_clock
 
 
 class PortalClockController(Controller):

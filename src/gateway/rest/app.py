@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Litestar, Router
 from litestar.openapi.config import OpenAPIConfig
@@ -24,7 +24,9 @@ from gateway.rest.pagination import PageTokens
 from gateway.rest.request_id import RequestIdMiddleware
 from gateway.rest.routes import partner_controllers
 from gateway.rest.strict_bodies import request_rules
-from runtime.container import Container
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 BASE_PATH = "/partner/v1"
 SCHEMA_PATH = f"{BASE_PATH}/schema"

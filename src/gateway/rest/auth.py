@@ -12,7 +12,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from domain.errors import DomainError
 from gateway.rest import metrics
 from infra.clock import enter_scope, leave_scope
-from services.accounts import Principal
+from services.accounts.keys import Principal
 
 # Handlers declare the write permission they need in `opt`; non-GET handlers default to full.
 WRITE_LIMITED = {"write": "limited"}

@@ -18,7 +18,7 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import TEXT, ResponseDoc, documented
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.vocabulary import BundleStatus
-from services.bundles import (
+from services.catalog.bundles import (
     archive_bundle,
     bundle_view,
     create_bundle,
@@ -26,8 +26,8 @@ from services.bundles import (
     list_view,
     load_bundle,
 )
-from services.sizing import MAX_MONTHLY_VOLUME, MAX_SUITE_A_INBOXES_PER_DOMAIN
-from services.sizing import __doc__ as SIZING_RULE
+from services.catalog.sizing import MAX_MONTHLY_VOLUME, MAX_SUITE_A_INBOXES_PER_DOMAIN
+from services.catalog.sizing import __doc__ as SIZING_RULE
 
 
 class Links(msgspec.Struct):
@@ -51,7 +51,7 @@ def _range(least: int, most: int) -> msgspec.Meta:
     return documented(minimum=least, maximum=most)
 
 
-# Documentation only (`extra_json_schema`): services/sizing.py checks these bounds itself, to
+# Documentation only (`extra_json_schema`): services/catalog/sizing.py checks these bounds itself, to
 # answer the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
 Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
 Percent = Annotated[int | None, _range(0, 100)]

@@ -16,10 +16,10 @@ from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.vocabulary import Suite
-from services.domains import __doc__ as AVAILABILITY_RULES
-from services.domains import check_availability, get_domain, render_rows
-from services.renewals import __doc__ as RENEWAL_RULES
-from services.renewals import set_auto_renew
+from services.domains.renewals import __doc__ as RENEWAL_RULES
+from services.domains.renewals import set_auto_renew
+from services.domains.use_cases import __doc__ as AVAILABILITY_RULES
+from services.domains.use_cases import check_availability, get_domain, render_rows
 
 CATEGORIES = ("inventory", "connected")
 

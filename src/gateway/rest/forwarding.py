@@ -12,8 +12,8 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import HttpUrl, ResponseDoc, documented
-from services.forwarding import MAX_DOMAINS, load_job, submit
-from services.forwarding import __doc__ as FORWARDING_RULES
+from services.domains.forwarding import MAX_DOMAINS, load_job, submit
+from services.domains.forwarding import __doc__ as FORWARDING_RULES
 
 
 def _items(least: int, most: int) -> msgspec.Meta:

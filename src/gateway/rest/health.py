@@ -1,4 +1,4 @@
-"""Process health, readiness (runtime/readiness.py) and Prometheus metrics."""
+"""Process health, readiness (services/operations/readiness.py) and Prometheus metrics."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from gateway.rest import metrics
 from gateway.rest.lists import container_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
-from runtime.readiness import nats_reachable, readiness
+from services.operations.readiness import nats_reachable, readiness
 from webhooks.deliveries import attempt_counts
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
 

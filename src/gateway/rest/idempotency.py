@@ -13,7 +13,7 @@ from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
 from gateway.rest.strict_bodies import request_rules
-from services.idempotency import Claim, fingerprint
+from infra.idempotency import Claim, fingerprint
 
 MAX_KEY_LENGTH = 255
 

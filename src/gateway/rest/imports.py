@@ -18,8 +18,8 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
 from gateway.rest.vocabulary import ImportItemStatus, ImportJobStatus
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
-from services.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
-from services.imports import __doc__ as IMPORT_RULES
+from services.domains.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
+from services.domains.imports import __doc__ as IMPORT_RULES
 
 JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Request
 
 from gateway.rest.auth import principal_of
 from gateway.rest.pagination import bad_token, check_per_page, page_response
-from runtime.container import Container
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 def container_of(request: Request[Any, Any, Any]) -> Container:

@@ -1,4 +1,4 @@
-"""The documented shapes of an order and a pending action (`services/order_view.py` builds
+"""The documented shapes of an order and a pending action (`views/orders.py` builds
 them); used only for the OpenAPI document, so that partners can generate typed clients."""
 
 from __future__ import annotations

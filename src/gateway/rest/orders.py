@@ -27,7 +27,7 @@ from gateway.rest.order_shapes import (
 from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
-from services.orders import cancel_order, get_order, place_order, resolve_action
+from services.orders.use_cases import cancel_order, get_order, place_order, resolve_action
 
 STATUSES = (
     "in_progress",

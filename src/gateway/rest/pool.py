@@ -19,11 +19,12 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
 from gateway.rest.workspaces import PROMOTION_NOTE
 from projections.pool import condition_clause, render_pool_row
-from services import pool_attach, pool_inventory
-from services.burned_domains import load_burned_job
-from services.pool_attach import MAX_QUANTITY
-from services.pool_inventory import MAX_DOMAINS
-from services.pool_replacements import load_replacement
+from services.fulfillment.burned_domains import load_burned_job
+from services.pool import attach as pool_attach
+from services.pool import inventory as pool_inventory
+from services.pool.attach import MAX_QUANTITY
+from services.pool.inventory import MAX_DOMAINS
+from services.pool.replacements import load_replacement
 from webhooks.pool_events import __doc__ as POOL_EVENTS
 
 ATTACH_IDEMPOTENCY = (

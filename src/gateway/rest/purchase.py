@@ -16,8 +16,8 @@ from gateway.rest.order_shapes import ONE_ORDER
 from gateway.rest.schema_notes import NonEmpty
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
-from services.purchase import __doc__ as PURCHASE_RULES
-from services.purchase import purchase_domains
+from services.domains.purchase import __doc__ as PURCHASE_RULES
+from services.domains.purchase import purchase_domains
 
 
 class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -13,8 +13,8 @@ from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import OrderBody, decode_body
 from gateway.rest.orders import UNKNOWN_TARGET
 from gateway.rest.schema_notes import ResponseDoc
-from services.orders import quote
-from services.pricing import __doc__ as PRICES
+from services.catalog.pricing import __doc__ as PRICES
+from services.orders.use_cases import quote
 
 
 class PriceLine(msgspec.Struct, kw_only=True):

@@ -16,8 +16,8 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc, documented
 from infra.clock import SANDBOX
-from services.accounts import Principal
-from services.sandbox_clock import advance_clock, clock_view, seconds_to
+from services.accounts.keys import Principal
+from services.sandbox.clock import advance_clock, clock_view, seconds_to
 
 RULES = """Every organization's sandbox has its own clock, which only it can move forward (as
 Stripe's test clocks). Every time-driven rule of that sandbox reads it: a cancellation's grace

@@ -13,7 +13,6 @@ from litestar.params import Parameter
 
 from domain.errors import invalid
 from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
-from fulfillment.swap_steps import __doc__ as SWAP_STEPS_RULES
 from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
@@ -22,10 +21,11 @@ from gateway.rest.order_bodies import Persona
 from gateway.rest.schema_notes import ResponseDoc, documented
 from gateway.rest.vocabulary import Active, Environment, Suite, SwapStatus, SwapType
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
-from services.swap_plan import MAX_PERSONAS
-from services.swap_plan import __doc__ as SWAP_RULES
-from services.swap_view import OldDomainStatus
-from services.swaps import create_swap, get_swap, rename_user_names
+from services.swaps.plan import MAX_PERSONAS
+from services.swaps.plan import __doc__ as SWAP_RULES
+from services.swaps.steps import __doc__ as SWAP_STEPS_RULES
+from services.swaps.use_cases import create_swap, get_swap, rename_user_names
+from views.swaps import OldDomainStatus
 
 
 class SwapBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -15,8 +15,8 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import NonEmpty, ResponseDoc, documented
 from gateway.rest.vocabulary import Active, Provider
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
-from services.users import create_user, load_user, user_view
-from services.workspaces import EMAIL, MAX_TEXT
+from services.accounts.users import create_user, load_user, user_view
+from services.accounts.workspaces import EMAIL, MAX_TEXT
 
 
 class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

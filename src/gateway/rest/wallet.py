@@ -11,7 +11,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, memory_page
 from gateway.rest.schema_notes import ResponseDoc
-from services.wallet import load_wallet, wallet_view
+from services.accounts.wallet import load_wallet, wallet_view
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
 # document gives this status the error envelope, like every other error status.

@@ -21,7 +21,12 @@ from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc, documented
 from gateway.rest.vocabulary import Active, Provider
-from services.workspaces import create_workspace, load_workspace, update_workspace, workspace_view
+from services.accounts.workspaces import (
+    create_workspace,
+    load_workspace,
+    update_workspace,
+    workspace_view,
+)
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
 # allowed depends on the provider kind, and each violation names its full path

@@ -1,0 +1,98 @@
+"""Users: a client account created through the sequencer adapter inside a kind m workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.sequencers import sequencers_of
+from domain.errors import DomainError, NotFound, invalid
+from domain.users import User
+from infra.clock import iso
+from infra.idempotency import created_before
+from infra.ids import parse_id, public_id
+from services.accounts.workspaces import (
+    EMAIL,
+    MAX_TEXT,
+    credentials_of,
+    load_target_workspace,
+    on_conflict_retry,
+)
+
+
+def load_user(container: Any, org_id: str, environment: str, user_id: str) -> User:
+    found = container.store.find(parse_id("usr", user_id), User)
+    if not isinstance(found, User) or not found.owned_by(org_id, environment):
+        raise NotFound("user")
+    return found
+
+
+def user_view(user: User) -> dict[str, Any]:
+    return {
+        "id": public_id("usr", user.id),
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "status": user.status,
+        "sequencer": {"provider": user.provider, "client_id": user.client_id},
+        "workspace_id": user.workspace_id,
+        "created_at": iso(user.created_at),
+    }
+
+
+def create_user(
+    container: Any,
+    org_id: str,
+    environment: str,
+    *,
+    workspace_id: str,
+    email: str,
+    first_name: str,
+    last_name: str,
+) -> dict[str, Any]:
+    email = email.strip()
+    if not EMAIL.match(email) or len(email) > MAX_TEXT:
+        raise invalid("email is not an email address.", "email")
+    names = {"first_name": first_name.strip(), "last_name": last_name.strip()}
+    for key, value in names.items():
+        if not value or len(value) > MAX_TEXT:
+            raise invalid(f"{key} must be 1 to {MAX_TEXT} characters.", key)
+
+    def attempt() -> dict[str, Any]:
+        if (earlier := created_before(container, "user", User)) is not None:
+            return user_view(earlier)  # saved by an earlier attempt of this request
+        workspace = load_target_workspace(container, org_id, environment, workspace_id)
+        if workspace.provider != "m":
+            raise DomainError(
+                "provider_not_supported",
+                "Users are client accounts of a kind m workspace; this workspace is kind "
+                f"{workspace.provider}.",
+                field="workspace_id",
+                details={"provider": workspace.provider},
+            )
+        client_id = sequencers_of(container).create_client(
+            workspace.provider,
+            credentials_of(container, workspace),
+            workspace.client_ids,
+            email=email,
+            first_name=names["first_name"],
+            last_name=names["last_name"],
+        )
+        now = container.clock.now()
+        user = User(
+            org_id=org_id,
+            environment=environment,
+            workspace_id=public_id("wrk", workspace.id),
+            provider=workspace.provider,
+            client_id=client_id,
+            email=email,
+            first_name=names["first_name"],
+            last_name=names["last_name"],
+            created_at=now,
+        )
+        workspace.record_client(client_id, public_id("usr", user.id), now)
+        # One atomic save: a user never exists without its client on the workspace.
+        recordings = container.store.save(user, workspace)
+        container.read_models.wait_for(recordings[-1].notification.id)
+        return user_view(user)
+
+    return on_conflict_retry(attempt)

@@ -1,0 +1,81 @@
+"""Taking the placement lock of an order's or a swap's domains (see `domain.domain_claims`).
+
+Called inside the load-decide-save of an order's acceptance: the claims are saved with the
+order, so a concurrent order for the same name either loses the version race (and re-runs,
+finding the claim held) or runs after and finds it held. A claim is free when nobody took it,
+or when its holder order is no longer being set up or torn down (completed, failed, cancelled):
+that is the same rule the read-model check of `services.orders.plan` applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from domain.domain_claims import DomainClaim, claim_id
+from domain.orders import BUSY_STATES, Order
+from domain.swaps import Swap
+from infra.ids import parse_id, public_id
+
+
+class DomainsHeld(Exception):
+    """Some of the names are held by another order or swap still in progress."""
+
+    def __init__(self, names: list[str], registered: frozenset[str] = frozenset()) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+        self.registered = registered  # held by another organization's order
+
+
+# Owner of the cross-organization claim of a name being bought: a purchase checks the read
+# models for other organizations' ownership, and two organizations racing both pass it.
+REGISTRY = "registry"
+
+
+def _busy_holder(container: Any, holder_id: str | None) -> Order | Swap | None:
+    """The order or swap holding a claim, while it is still being set up or torn down."""
+    if not holder_id:
+        return None
+    if holder_id.startswith("swp_"):
+        swap = container.store.find(parse_id("swp", holder_id), Swap)
+        return swap if isinstance(swap, Swap) and swap.is_open else None
+    holder = container.store.find(parse_id("ord", holder_id), Order)
+    return holder if isinstance(holder, Order) and holder.status in BUSY_STATES else None
+
+
+def claim_domains(container: Any, order: Order, names: list[str], at: float) -> list[Aggregate]:
+    """The claims of these names taken for the order (unsaved), or DomainsHeld."""
+    bought = {item["domain"] for item in order.domains if item["source"] == "purchase"}
+    return claim_names(
+        container, public_id("ord", order.id), order.org_id, order.environment, names, bought, at
+    )
+
+
+def claim_names(
+    container: Any, holder_id: str, org_id: str, environment: str, names: list[str],
+    bought: set[str], at: float,
+) -> list[Aggregate]:
+    """The claims of these names taken for an order or a swap (`holder_id`, unsaved), and the
+    cross-organization claim of those being bought; or DomainsHeld."""
+    wanted = [(org_id, n) for n in names] + [(REGISTRY, n) for n in names if n in bought]
+    claims: list[Aggregate] = []
+    held: dict[str, str] = {}  # name -> organization of the order or swap holding it
+    for owner, name in wanted:
+        found = container.store.find(claim_id(owner, environment, name), DomainClaim)
+        claim = found or DomainClaim(org_id=owner, environment=environment, name=name, at=at)
+        holder = _busy_holder(container, claim.order_id) if claim.order_id != holder_id else None
+        if holder is not None:
+            held.setdefault(name, holder.org_id)
+            continue
+        claim.take(holder_id, at)
+        claims.append(claim)
+    if held:
+        raise DomainsHeld(list(held), frozenset(n for n, o in held.items() if o != org_id))
+    return claims
+
+
+def is_held(container: Any, org_id: str, environment: str, name: str) -> bool:
+    """Whether an order or swap still being set up holds this tenant's claim of the name."""
+    claim = container.store.find(claim_id(org_id, environment, name), DomainClaim)
+    return isinstance(claim, DomainClaim) and _busy_holder(container, claim.order_id) is not None

@@ -1,0 +1,171 @@
+"""Yearly renewal and lapse of the domains bought through the service (decisions.md 6).
+
+On each anniversary of its registration a bought domain renews, charged its catalog
+`renewal_price_cents` from the wallet (a `renewal` entry; 0 cents in the sandbox), or, with
+`auto_renew` off, lapses: it leaves inventory and the orders that held it. A live renewal the
+wallet cannot cover sends the domain to `action_required` (reason `renewal_payment_failed`,
+webhook `domain.action_required`) and is tried again daily; one still unpaid 30 days after its
+anniversary lapses. Imported domains renew with the customer's registrar, never here.
+
+Live terms run on real time (the fulfillment worker's pass); a sandbox's on its clock (its
+advances). Each move loads, decides and saves the DomainTerm with its version check, so two
+runners never renew one year twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from adapters import registrar
+from domain.domain_terms import DAY, DomainTerm, anniversary, term_id
+from domain.errors import DomainError, NotFound, invalid
+from domain.orders import Order
+from infra.clock import iso
+from infra.conflicts import retry_conflicts
+from infra.ids import parse_id
+from services.accounts.wallet import load_wallet
+
+RENEWS, LAPSES = "renewals", "lapses"
+# A year is at least this long: rows registered later cannot be due yet (a cheap filter).
+SHORTEST_YEAR = 365 * DAY
+_DUE_SQL = (
+    "SELECT d.id, d.created_at, d.auto_renew, t.due_at, t.status AS term_status "
+    "FROM domains d LEFT JOIN domain_terms t ON t.id = d.id "
+    "WHERE d.source <> 'imported' AND d.status NOT IN ('failed', 'in_progress') "
+    "AND COALESCE(t.due_at, d.created_at + ?) <= ? "
+    "AND COALESCE(t.status, 'active') <> 'lapsed'"
+)
+
+
+def due_terms(cur: Any, tenant_clause: str, param: str, due_by: float) -> list[tuple[float, str, str]]:
+    """(due time, `renewals` or `lapses`, dom_id) of the bought domains due by `due_by`."""
+    rows = cur.execute(
+        f"{_DUE_SQL} AND d.{tenant_clause} ORDER BY d.created_at LIMIT 500",
+        (SHORTEST_YEAR, due_by, param),
+    ).fetchall()
+    found = []
+    for row in rows:
+        due = (
+            anniversary(float(row["created_at"]), 1)
+            if row["due_at"] is None
+            else float(row["due_at"])
+        )
+        if due <= due_by:
+            found.append((due, RENEWS if row["auto_renew"] else LAPSES, str(row["id"])))
+    return found
+
+
+def _row(container: Any, dom_id: str) -> dict[str, Any] | None:
+    with container.read_db.read() as cur:
+        row = cur.execute("SELECT * FROM domains WHERE id = ?", (dom_id,)).fetchone()
+    return dict(row) if row is not None else None
+
+
+def load_term(container: Any, row: dict[str, Any]) -> DomainTerm:
+    """The domain's term, started (unsaved) from its row on first need."""
+    found = container.store.find(term_id(row["id"]), DomainTerm)
+    if isinstance(found, DomainTerm):
+        return found
+    org_id, environment = str(row["tenant"]).rsplit(":", 1)
+    return DomainTerm(
+        dom_id=row["id"],
+        org_id=org_id,
+        environment=environment,
+        name=row["name"],
+        registered_at=float(row["created_at"]),
+        auto_renew=bool(row["auto_renew"]),
+    )
+
+
+def run_term(container: Any, dom_id: str) -> str | None:
+    """Renew or lapse the domain if its term is due on the clock read now (an advance pins it
+    at the due time); returns what it did (`renewals`, `lapses`) or None."""
+
+    def run() -> str | None:
+        row = _row(container, dom_id)
+        if row is None or row["source"] == "imported":
+            return None
+        term = load_term(container, row)
+        at = container.clock.now()
+        if term.due_at is None or term.due_at > at:
+            return None
+        if not term.auto_renew or term.grace_over:
+            term.lapse(at)
+            container.store.save(*_drop_from_orders(container, row, term, at), term)
+            return LAPSES
+        return _renew(container, row, term, at)
+
+    return retry_conflicts(run)
+
+
+def _renew(container: Any, row: dict[str, Any], term: DomainTerm, at: float) -> str | None:
+    live = term.environment == "live"
+    cents = registrar.prices(term.name)[1] if live else 0
+    wallet = load_wallet(container, term.org_id, term.environment)
+    # The new end of the term, a year past the anniversary being renewed.
+    renewed_until = anniversary(term.registered_at, term.years + 1)
+    description = f"Renewal of {term.name} until {iso(renewed_until)[:10]}"
+    try:
+        wallet.renew(cents, _ordered_by(container, term), description, at)
+    except DomainError:
+        term.payment_failed(cents, at)
+        container.store.save(term)
+        return None
+    term.renew(cents, at)
+    container.store.save(wallet, term)
+    return RENEWS
+
+
+def _orders_of(container: Any, term: DomainTerm) -> list[str]:
+    """The orders that listed the domain, first the one that bought it."""
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            "SELECT order_id FROM order_domains WHERE tenant = ? AND dom_id = ? "
+            "ORDER BY position",
+            (term.tenant, term.dom_id),
+        ).fetchall()
+    return list(dict.fromkeys(str(r["order_id"]) for r in rows))
+
+
+def _ordered_by(container: Any, term: DomainTerm) -> str | None:
+    found = _orders_of(container, term)
+    return found[0] if found else None
+
+
+def _drop_from_orders(
+    container: Any, row: dict[str, Any], term: DomainTerm, at: float
+) -> list[Aggregate]:
+    order_ids = dict.fromkeys([*_orders_of(container, term), row["order_id"]])
+    dropped: list[Aggregate] = []
+    for order_id in order_ids:
+        if order_id is None:
+            continue
+        order = container.store.find(parse_id("ord", order_id), Order)
+        if isinstance(order, Order) and order.drop_lapsed_domain(term.name, at):
+            dropped.append(order)
+    return dropped
+
+
+def set_auto_renew(container: Any, tenant: str, dom_id: str, auto_renew: bool | None) -> None:
+    """`PATCH /domains/{id}`: a bought domain renews, or lapses at the end of its year."""
+
+    def run() -> None:
+        row = _row(container, dom_id) if parse_id("dom", dom_id) is not None else None
+        if row is None or row["tenant"] != tenant:
+            raise NotFound("domain")
+        if auto_renew is None:
+            raise invalid("Send `auto_renew`: true or false.", "auto_renew")
+        if row["source"] == "imported":
+            raise DomainError(
+                "domain_not_renewable",
+                "An imported domain renews with the customer's registrar, not here.",
+                field="auto_renew",
+            )
+        term = load_term(container, row)
+        if term.auto_renew != auto_renew:
+            term.set_auto_renew(auto_renew, container.clock.now())
+            container.store.save(term)
+
+    retry_conflicts(run)

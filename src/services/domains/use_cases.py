@@ -1,0 +1,131 @@
+"""Domain use cases: availability (spec 2.5), the inventory views, and the helpers orders use.
+
+Availability is answered from the read models alone (two indexed queries for up to 50
+names): the registrar simulator says whether a name could be registered, `domain_usage` says
+which suites use it now, `domains` says who owns it.
+
+| the name | `available` | `reason` |
+| --- | --- | --- |
+| invalid syntax or a TLD outside the catalog | false | `invalid` |
+| first label starts with `premium` | false | `premium` |
+| first label contains `taken`, or another organization holds it here | false | `registered` |
+| already in this organization's inventory (environment of the key) | true (no registration needed) | |
+| anything else | true | |
+
+`usable_for`: `[suite_a, suite_b]` when nothing or only `suite_a` uses the name, `[suite_a]`
+when `suite_b` does; `[]` when the name is not available.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters import dns, registrar
+from domain.domains import Domain, usable_for
+from domain.errors import NotFound, invalid
+from infra.ids import parse_id, public_id
+from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
+from views.domains import row_view
+
+MAX_AVAILABILITY = 50
+
+
+def check_availability(container: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:
+    if not 1 <= len(names) <= MAX_AVAILABILITY:
+        raise invalid(f"Send 1 to {MAX_AVAILABILITY} domains.", "domains")
+    normalized = [registrar.normalize(n) for n in names]
+    distinct = sorted(set(normalized))
+    with container.read_db.read() as cur:
+        usage = usage_by_name(cur, distinct, tenant)
+        owners = owners_by_name(cur, distinct, tenant)
+    rows = []
+    for sent, name in zip(names, normalized, strict=True):
+        price, renewal = registrar.prices(name)
+        reason = registrar.registry_refusal(name)
+        owned = tenant in owners[name]
+        if reason is None and not owned and not registrar.is_registrable(name):
+            reason = registrar.INVALID
+        if reason == registrar.REGISTERED and owned:
+            reason = None
+        if reason is None and not owned and owners[name] - {tenant}:
+            reason = registrar.REGISTERED
+        row: dict[str, Any] = {
+            "domain": name if reason != registrar.INVALID else sent,
+            "available": reason is None,
+            "price_cents": price,
+            "renewal_price_cents": renewal,
+            "currency": registrar.CURRENCY,
+            "usable_for": usable_for(usage[name]) if reason is None else [],
+            "owned": owned,
+        }
+        if reason is not None:
+            row["reason"] = reason
+        rows.append(row)
+    return rows
+
+
+def find_domain_by_name(container: Any, org_id: str, environment: str, name: str) -> Domain | None:
+    """This tenant's Domain aggregate for the name (from the read model), or None. Domains
+    that only exist as items of an order have no aggregate and give None too."""
+    with container.read_db.read() as cur:
+        rows = tenant_rows_by_name(cur, f"{org_id}:{environment}", [registrar.normalize(name)])
+    for row in reversed(rows):
+        found = container.store.find(parse_id("dom", row["id"]), Domain)
+        if isinstance(found, Domain):
+            return found
+    return None
+
+
+def new_domain(
+    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+) -> Domain:
+    """A Domain with real DNS records and catalog prices; NOT saved (save it with the
+    aggregates of the same command)."""
+    normalized = registrar.normalize(name)
+    price, renewal = registrar.prices(normalized)
+    return Domain(
+        org_id=org_id,
+        environment=environment,
+        name=normalized,
+        source=source,
+        auto_renew=auto_renew,
+        price_cents=price,
+        renewal_price_cents=renewal,
+        dns_records=dns.mail_records(normalized),
+        created_at=container.clock.now(),
+    )
+
+
+def register_domain(
+    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+) -> Domain:
+    """Like `new_domain`, but SAVED, with the read models caught up before it returns."""
+    domain = new_domain(container, org_id, environment, name, source, auto_renew)
+    recordings = container.store.save(domain)
+    container.read_models.wait_for(recordings[-1].notification.id)
+    return domain
+
+
+def render_rows(container: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    names = sorted({row["name"] for row in rows})
+    with container.read_db.read() as cur:
+        usage = usage_by_name(cur, names, rows[0]["tenant"])  # rows of one tenant
+    return [row_view(row, usage[row["name"]]) for row in rows]
+
+
+def get_domain(container: Any, tenant: str, domain_id: str) -> dict[str, Any]:
+    if parse_id("dom", domain_id) is None:
+        raise NotFound("domain")
+    with container.read_db.read() as cur:
+        row = cur.execute(
+            "SELECT * FROM domains WHERE id = ? AND tenant = ?", (domain_id, tenant)
+        ).fetchone()
+    if row is None:
+        raise NotFound("domain")
+    return render_rows(container, [row])[0]
+
+
+def view_of(container: Any, domain: Domain) -> dict[str, Any]:
+    return get_domain(container, domain.tenant, public_id("dom", domain.id))

@@ -1,0 +1,86 @@
+"""The fulfillment team's work: orders being provisioned, waiting for the partner or being
+cancelled, read from the `fulfillment_work` read model.
+
+Stuck means no progress (no event on the order) for longer than a threshold, measured on the
+service clock, so tests move time by hand instead of waiting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from domain.errors import invalid
+from domain.orders import BUSY_STATES
+from infra.ids import parse_id
+
+MIN_STUCK_SECONDS = 60.0
+STEPS_BEFORE_STUCK = 10
+BATCH = 500
+
+
+def stuck_threshold(container: Any, requested: float) -> float:
+    if requested < 0:
+        raise invalid("stuck_after_seconds must not be negative.", "stuck_after_seconds")
+    if requested:
+        return float(requested)
+    step = container.settings.fulfillment_step_seconds
+    return float(max(MIN_STUCK_SECONDS, STEPS_BEFORE_STUCK * step))
+
+
+def _check_org(org_id: str) -> None:
+    if org_id and parse_id("org", org_id) is None:
+        raise invalid("org_id must be an org_ id.", "org_id")
+
+
+def _item(row: Any, now: float, threshold: float) -> dict[str, Any]:
+    item: dict[str, Any] = json.loads(row["doc"])
+    idle = max(0.0, now - float(row["updated_at"]))
+    busy = row["status"] in BUSY_STATES
+    return {**item, "idle_seconds": idle, "stuck": busy and idle > threshold, "position": row["position"]}
+
+
+def list_work(
+    container: Any, *, stuck_only: bool, stuck_after: float, org_id: str
+) -> tuple[list[dict[str, Any]], float]:
+    """Busy orders, longest idle first; with `stuck_only`, only those idle past the threshold."""
+    _check_org(org_id)
+    threshold = stuck_threshold(container, stuck_after)
+    now = container.clock.now()
+    marks = ", ".join("?" for _ in BUSY_STATES)
+    sql = f"SELECT * FROM fulfillment_work WHERE status IN ({marks})"
+    params: list[Any] = list(BUSY_STATES)
+    if stuck_only:
+        sql += " AND updated_at < ?"
+        params.append(now - threshold)
+    if org_id:
+        sql += " AND org_id = ?"
+        params.append(org_id)
+    with container.read_db.read() as cur:
+        rows = cur.execute(sql + " ORDER BY updated_at, order_id", tuple(params)).fetchall()
+    return [_item(row, now, threshold) for row in rows], threshold
+
+
+def work_changes(
+    container: Any, *, after: int, stuck_after: float, org_id: str
+) -> tuple[list[dict[str, Any]], int]:
+    """Work items changed after read-model position `after` (final statuses included), and the
+    position reached."""
+    _check_org(org_id)
+    threshold = stuck_threshold(container, stuck_after)
+    sql = "SELECT * FROM fulfillment_work WHERE position > ?"
+    params: list[Any] = [after]
+    if org_id:
+        sql += " AND org_id = ?"
+        params.append(org_id)
+    with container.read_db.read() as cur:
+        rows = cur.execute(sql + f" ORDER BY position LIMIT {BATCH}", tuple(params)).fetchall()
+    now = container.clock.now()
+    reached = int(rows[-1]["position"]) if rows else after
+    return [_item(row, now, threshold) for row in rows], reached
+
+
+def work_position(container: Any) -> int:
+    with container.read_db.read() as cur:
+        row = cur.execute("SELECT MAX(position) AS top FROM fulfillment_work").fetchone()
+    return int(row["top"] or 0) if row else 0

@@ -1,0 +1,391 @@
+"""Checking an order body and pricing it, with no side effect (shared by orders and quotes).
+
+Named domains (`domains`) must be owned by the tenant already: bought with
+`POST /domains/purchase`, or released by a cancelled or failed order; others are
+`domain_not_imported`. A named domain on an order still being set up or torn down is
+`domain_already_in_active_order`; one whose current suites exclude the requested suite
+(usable_for table of spec 2.5) is `domain_not_usable_for_provider`; one whose purchase has not
+finished or failed is `domains_not_submittable`. Per suite, named domains must number exactly
+the suite's domain count (`domain_count_mismatch`); suites with no named domains are filled from
+free inventory for the same workspace or customer (never a domain whose last order failed: it
+shows `failed` until the partner names it again), then with new names the service registers.
+The read models answer these checks; the placement lock (`services.domains.claims`) settles
+orders that race for the same name.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from adapters import registrar
+from adapters.sequencers import sequencers_of
+from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
+from domain.errors import DomainError, invalid
+from domain.orders import BUSY_STATES, COMPLETED, ItemSource
+from domain.workspaces import Workspace
+from infra.ids import new_id, public_id
+from projections.domains import tenant_rows_by_name
+from projections.orders import domain_rows, owned_free_domains
+from services.accounts.workspaces import check_client, load_target_workspace
+from services.catalog.bundles import load_bundle
+from services.catalog.pricing import price_of, registration_price
+from webhooks.urls import FORWARDING_URL, check_forwarding_target
+
+SUITES = ("suite_a", "suite_b")
+MAX_DOMAINS_PER_SUITE = 100
+MAX_INBOXES_PER_DOMAIN = 50
+
+
+@dataclass
+class Plan:
+    destination: dict[str, Any]
+    workspace: Workspace
+    customer_id: str | None
+    bundle_id: str | None
+    shape: dict[str, dict[str, int]]
+    domains: list[dict[str, Any]]
+    price: dict[str, Any]
+
+
+def normalize_domain(value: str, field: str) -> str:
+    """The name as the registrar sees it; invalid names and premium ones are refused here."""
+    name = registrar.normalize(value)
+    refusal = registrar.registry_refusal(name)
+    if refusal == registrar.INVALID:
+        raise invalid(f"'{value}' is not a valid domain name with a sellable TLD.", field)
+    if refusal == registrar.PREMIUM:
+        raise DomainError(
+            "premium_domain_not_supported",
+            f"{name} is a premium domain; premium names cannot be ordered.",
+            field=field,
+        )
+    return name
+
+
+def new_domain_item(
+    name: str, suite: str | None, source: ItemSource, price: int, dom_id: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": dom_id or public_id("dom", new_id()),
+        "domain": name,
+        "suite": suite,
+        "source": source,
+        "price_cents": price,
+        "auto_renew": True,
+        "status": "in_progress",
+        "inboxes": [],
+        "dns_records": [],
+        "forwarding_url": None,
+    }
+
+
+def _shape(
+    container: Any, org_id: str, env: str, body: dict[str, Any]
+) -> tuple[dict[str, dict[str, int]], str | None]:
+    counts: dict[str, dict[str, Any]] = {s: body[s] for s in SUITES if body.get(s) is not None}
+    bundle_id = body.get("bundle_id")
+    if bundle_id is not None and counts:
+        raise DomainError(
+            "order_shape_conflict",
+            "Send either bundle_id or suite_a/suite_b counts, not both.",
+            field="bundle_id",
+        )
+    if bundle_id is None and not counts:
+        raise DomainError(
+            "order_shape_conflict", "Send bundle_id or suite_a/suite_b counts.", field="bundle_id"
+        )
+    if bundle_id is not None:
+        bundle = load_bundle(container, org_id, env, bundle_id)
+        if not bundle.is_active:
+            # The same conflict with the bundle's state as editing it (PATCH /bundles/{id}).
+            raise DomainError(
+                "bundle_archived", "An archived bundle cannot be ordered.", field="bundle_id"
+            )
+        shape = {
+            "suite_a": {
+                "domains": bundle.required_domains.get("suite_a", 0),
+                "inboxes_per_domain": bundle.suite_a_licenses,
+            },
+            "suite_b": {
+                "domains": bundle.required_domains.get("suite_b", 0),
+                "inboxes_per_domain": bundle.suite_b_inboxes_per_domain,
+            },
+        }
+        return {s: c for s, c in shape.items() if c["domains"]}, bundle_id
+    shape = {}
+    for suite, given in counts.items():
+        domains, per = int(given["domains"]), int(given["inboxes_per_domain"])
+        if not 0 <= domains <= MAX_DOMAINS_PER_SUITE:
+            raise invalid(f"domains must be 0..{MAX_DOMAINS_PER_SUITE}.", f"{suite}.domains")
+        if not 1 <= per <= MAX_INBOXES_PER_DOMAIN:
+            raise invalid(
+                f"inboxes_per_domain must be 1..{MAX_INBOXES_PER_DOMAIN}.",
+                f"{suite}.inboxes_per_domain",
+            )
+        if domains:
+            shape[suite] = {"domains": domains, "inboxes_per_domain": per}
+    if not shape:
+        raise invalid("An order needs at least one domain.", "suite_a.domains")
+    return shape, None
+
+
+def _destination(
+    container: Any,
+    org_id: str,
+    env: str,
+    body: dict[str, Any],
+    shape: dict[str, Any],
+    check_login: bool,
+) -> tuple[dict[str, Any], Workspace]:
+    sent = body["destination"]
+    workspace = load_target_workspace(
+        container, org_id, env, sent["workspace_id"], "destination.workspace_id"
+    )
+    client_id = sent.get("client_id")
+    if client_id is not None:
+        check_client(workspace, client_id)
+    email, password = sent.get("email"), sent.get("password")
+    if (email is not None or password is not None) and workspace.provider != "i":
+        raise invalid(
+            "Orders never accept a login pair, except on a kind i destination.",
+            "destination.email" if email is not None else "destination.password",
+        )
+    if (email is None) != (password is None):
+        missing = "destination.password" if password is None else "destination.email"
+        raise invalid("destination.email and destination.password go together.", missing)
+    if check_login and email is not None and password is not None:
+        sequencers_of(container).check_login(
+            workspace.provider, email, password, "destination.password"
+        )
+    if workspace.provider == "m" and "suite_b" in shape and not workspace.has_login_pair:
+        raise DomainError(
+            "provider_login_credentials_required",
+            "suite_b orders into a kind m workspace need its saved login pair; "
+            "add it with PATCH /workspaces/{id}.",
+            field="destination.workspace_id",
+        )
+    destination = {
+        "workspace_id": public_id("wrk", workspace.id),
+        "client_id": client_id,
+        "provider": workspace.provider,
+    }
+    if email is not None:
+        destination["login_sealed"] = container.sealer.seal({"email": email, "password": password})
+    return destination, workspace
+
+
+def refuse_unfinished_purchase(latest: dict[str, Any], name: str, field: str) -> None:
+    """A domain whose purchase has not completed is not registered yet: nothing may use it."""
+    if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
+        raise DomainError(
+            "domains_not_submittable",
+            f"{name} is not registered yet (its purchase is {latest['status']}).",
+            field=field,
+            details={"domains": [name]},
+        )
+
+
+def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) -> dict[str, Any]:
+    if not rows:
+        raise DomainError(
+            "domain_not_imported",
+            f"{name} is not in this account's inventory; import or purchase it first.",
+            field=field,
+        )
+    if any(r["kind"] == "order" and r["status"] in BUSY_STATES for r in rows):
+        raise DomainError(
+            "domain_already_in_active_order",
+            f"{name} is on an order that is still in progress.",
+            field=field,
+        )
+    latest = rows[-1]
+    refuse_unfinished_purchase(latest, name, field)
+    usable = usable_for(_completed_users(rows))
+    if suite not in usable:
+        raise DomainError(
+            "domain_not_usable_for_provider",
+            f"{name} already serves suite_b; it can be used for {', '.join(usable)} only.",
+            field=field,
+            details={"usable_for": usable},
+        )
+    return latest
+
+
+def _completed_users(rows: list[dict[str, Any]]) -> set[str]:
+    return {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
+
+
+def _imported_domain(rows: list[dict[str, Any]], name: str, field: str) -> dict[str, Any]:
+    """A domain imported (or registered) into inventory but never on an order: usable once its
+    setup is done, or while only its nameservers are not pointed yet (the order then waits for
+    them in its `dns` step); it keeps its dom_ id on the order."""
+    if not rows:
+        _check_named([], name, "suite_a", field)  # raises domain_not_imported
+    latest: dict[str, Any] = rows[-1]
+    waiting = latest["status"] == "action_required" and latest["reason"] == NAMESERVERS_NOT_POINTED
+    if latest["status"] != "available" and not waiting:
+        raise DomainError(
+            "domains_not_submittable",
+            f"{name} is not ready for an order (its status is {latest['status']}).",
+            field=field,
+            details={"domains": [name]},
+        )
+    return latest
+
+
+def _generated_name(workspace: Workspace) -> str:
+    base = re.sub(r"[^a-z0-9]", "", workspace.name.lower()).replace("taken", "")[:20] or "mail"
+    return f"get{base}{secrets.token_hex(3)}.com"
+
+
+def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> list[str]:
+    """The body's own consistency (names unique, per-suite counts) before any lookup, so a
+    shape error is reported as such whatever the domains' ownership. Returns the normalized
+    names, in the body's order."""
+    names: list[str] = []
+    for index, entry in enumerate(named):
+        field = f"domains[{index}].domain"
+        name = normalize_domain(entry["domain"], field)
+        if name in names:
+            raise invalid(f"{name} is named twice.", field)
+        names.append(name)
+        suite = entry["suite"]
+        if suite not in shape:
+            raise DomainError(
+                "domain_count_mismatch",
+                f"{name} is named for {suite}, but the order has no {suite} domains.",
+                field=f"domains[{index}].suite",
+                details={"suite": suite, "expected": 0},
+            )
+    for suite, counts in shape.items():
+        given = sum(1 for entry in named if entry["suite"] == suite)
+        if given and given != counts["domains"]:
+            raise DomainError(
+                "domain_count_mismatch",
+                f"{given} {suite} domains named, but the order has {counts['domains']}.",
+                field="domains",
+                details={"suite": suite, "expected": counts["domains"], "named": given},
+            )
+    return names
+
+
+def _domains(
+    container: Any,
+    tenant: str,
+    body: dict[str, Any],
+    shape: dict[str, Any],
+    workspace: Workspace,
+    exclude: Collection[str],
+) -> list[dict[str, Any]]:
+    named = body.get("domains") or []
+    items: list[dict[str, Any]] = []
+    names = _check_named_shape(named, shape)
+    with container.read_db.read() as cur:
+        for index, (entry, name) in enumerate(zip(named, names, strict=True)):
+            field = f"domains[{index}].domain"
+            suite = entry["suite"]
+            # Each statement reads what is committed when it runs, and the projections commit
+            # an order's rows with the domain status the order causes. Reading the import first
+            # means a commit in between shows the order (refused as held), never the status
+            # alone (which would read as not submittable).
+            import_rows = tenant_rows_by_name(cur, tenant, [name])
+            order_rows = domain_rows(cur, tenant, name)
+            if order_rows:
+                dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
+                item = new_domain_item(name, suite, "named", 0, dom_id)
+                # Who else sends from it decides its `usable_for` (spec 2.5) in the
+                # `domain.connected` this order fires, which is built from the order alone.
+                item["shared_with"] = sorted(_completed_users(order_rows))
+                items.append(item)
+                continue
+            imported = _imported_domain(import_rows, name, field)
+            items.append(new_domain_item(name, suite, "named", 0, str(imported["id"])))
+        free = owned_free_domains(
+            cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
+        )
+        free = [row for row in free if row["domain"] not in names and row["domain"] not in exclude]
+        for suite, counts in shape.items():
+            missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
+            while missing > 0 and free:
+                row = free.pop(0)
+                items.append(new_domain_item(row["domain"], suite, "inventory", 0, row["dom_id"]))
+                missing -= 1
+            for _ in range(missing):
+                name = _generated_name(workspace)
+                items.append(new_domain_item(name, suite, "generated", registration_price(name)))
+        _owned_domain_facts(cur, items)
+    return items
+
+
+def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
+    """What an owned domain brings to the order that uses it: its renewal choice (a purchase's
+    `auto_renew: false`, spec 4.2, kept after the order releases it), its forwarding, and for
+    an imported domain the start of its import, from which the simulated DNS decides whether
+    its nameservers point at us. However the order came by it (named, picked from inventory,
+    released by an earlier order), its `dns` step waits until they do."""
+    ids = [item["id"] for item in items if item["source"] != "generated"]
+    if not ids:
+        return
+    marks = ", ".join("?" for _ in ids)
+    rows = cur.execute(
+        f"SELECT id, auto_renew, source, created_at, forwarding_url FROM domains "
+        f"WHERE id IN ({marks})",
+        tuple(ids),
+    ).fetchall()
+    by_id = {row["id"]: row for row in rows}
+    for item in items:
+        row = by_id.get(item["id"])
+        if row is None:
+            continue
+        item["auto_renew"] = bool(row["auto_renew"])
+        item["origin"] = row["source"]
+        # Forwarding set on the domain itself goes on unless the order sets its own (the
+        # `dns` step), so the order and `GET /domains` show one URL.
+        item["forwarding_url"] = row["forwarding_url"]
+        item["forwarding_own"] = row["forwarding_url"] is not None  # not the order's to pass on
+        if row["source"] == "imported":
+            item.setdefault("nameservers_since", row["created_at"])
+
+
+def plan_order(
+    container: Any,
+    org_id: str,
+    environment: str,
+    body: dict[str, Any],
+    *,
+    exclude: Collection[str] = (),
+    placing: bool = True,
+) -> Plan:
+    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile). A
+    quote (`placing` False) does not try the login pair with the provider: a `limited` key
+    could otherwise test passwords against the customer's sequencer account."""
+    shape, bundle_id = _shape(container, org_id, environment, body)
+    destination, workspace = _destination(
+        container, org_id, environment, body, shape, check_login=placing
+    )
+    domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace, exclude)
+    personas = body.get("personas") or []
+    for index, persona in enumerate(personas):
+        for key in ("first_name", "last_name"):
+            if not str(persona.get(key, "")).strip():
+                raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
+    # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
+    # picture URL to `action_required` (a pending action), not to a 400.
+    url = body.get("forwarding_url")
+    if url is not None:
+        if not FORWARDING_URL.match(url):
+            raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
+        check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
+    return Plan(
+        destination=destination,
+        workspace=workspace,
+        customer_id=workspace.customer_id,
+        bundle_id=bundle_id,
+        shape=shape,
+        domains=domains,
+        price=price_of(shape, domains),
+    )

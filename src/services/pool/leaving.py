@@ -1,0 +1,64 @@
+"""What a swap does to the pool record of the domain it takes off an order.
+
+A pooled domain lends its order's inboxes to the workspaces the pool attaches it to, so it can
+only stay pooled while it is on its order. Swapping it out therefore:
+
+- is refused at acceptance with 409 `pool_domains_linked` (`details.domains`:
+  `[{domain, condition}]`, as on `POST /pool/remove`) while the pool has it `reserved`,
+  `assigned` or `releasing`: release it first;
+- otherwise takes it out of the pool (`removed`, webhook `pool.domain_removed`) in the same
+  save that takes it off the order, at the swap's completion. When an attach linked it in the
+  meantime, the swap fails instead and the attach keeps the domain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.errors import DomainError
+from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
+from services.pool.records import find_pool_domain
+
+
+def _pooled(container: Any, org_id: str, environment: str, name: str) -> PoolDomain | None:
+    found = find_pool_domain(container, org_id, environment, name)
+    return found if found is not None and found.pooled else None
+
+
+def linked_condition(container: Any, org_id: str, environment: str, name: str) -> str | None:
+    """The pool condition linking this domain to a workspace or a pool move, if any."""
+    pool = _pooled(container, org_id, environment, name)
+    if pool is None:
+        return None
+    condition = pool.condition_at(container.clock.now())
+    return condition if condition in LINKED else None
+
+
+def refuse_if_linked(container: Any, org_id: str, environment: str, name: str) -> None:
+    condition = linked_condition(container, org_id, environment, name)
+    if condition is not None:
+        raise DomainError(
+            "pool_domains_linked",
+            f"{name} is {condition} in the pool; release it from the pool before swapping it.",
+            field="domain",
+            details={"domains": [{"domain": name, "condition": condition}]},
+        )
+
+
+def leave_pool(
+    container: Any,
+    org_id: str,
+    environment: str,
+    name: str,
+    at: float,
+    of_order: str | None = None,
+) -> list[PoolDomain]:
+    """The pool record, removed (unsaved), when the domain was pooled and not linked (and,
+    given `of_order`, pooled from that order: a cancelled order's domains leave the pool too)."""
+    pool = _pooled(container, org_id, environment, name)
+    if pool is None or pool.condition_at(at) not in REMOVABLE:
+        return []
+    if of_order is not None and pool.order_id != of_order:
+        return []
+    pool.remove(at)
+    return [pool]

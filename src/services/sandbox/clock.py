@@ -1,0 +1,139 @@
+"""The sandbox clock use cases (decisions.md 6): read it, move it forward, and run what comes
+due on the way, in time order, each item once.
+
+An advance first notes the organization in `sandbox_clock_sweeps` (an operational to-do row),
+then saves `SandboxClock.Advanced` (the version check orders two advances of one clock), runs
+every due item with the clock pinned at the item's due time, makes the due webhook attempts at
+the new time, and saves `Settled`. A process that dies in between leaves the row: the next
+advance, or the sandbox-clock worker after a restart, runs what is left.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from domain.errors import DomainError
+from domain.sandbox_clocks import SandboxClock, sandbox_clock_id
+from infra.clock import SANDBOX, iso
+from infra.conflicts import retry_conflicts
+from services.sandbox.due import KINDS, RUNNERS, WEBHOOK_ATTEMPTS, attempt_due_webhooks, due_items
+
+SWEEPS_DDL = (
+    "CREATE TABLE IF NOT EXISTS sandbox_clock_sweeps (org_id TEXT PRIMARY KEY, "
+    "noted_at DOUBLE PRECISION NOT NULL)"
+)
+# The organizations whose sandbox clock was ever moved: between advances their clock runs
+# ahead of real time, and the fulfillment worker runs what comes due on it (`settle`).
+CLOCKS_DDL = "CREATE TABLE IF NOT EXISTS sandbox_clocks (org_id TEXT PRIMARY KEY)"
+
+
+def load_clock(container: Any, org_id: str) -> SandboxClock:
+    found = container.store.find(sandbox_clock_id(org_id), SandboxClock)
+    return found if isinstance(found, SandboxClock) else SandboxClock(org_id=org_id)
+
+
+def clock_view(container: Any, org_id: str) -> dict[str, Any]:
+    clock = load_clock(container, org_id)
+    return {
+        "now": iso(container.clock.real_now() + clock.offset),
+        "advanced_seconds": int(clock.offset),
+    }
+
+
+def seconds_to(container: Any, org_id: str, target: float) -> int:
+    """The advance that reaches `target` (sandbox time), which must be later than now: rounded
+    up to whole seconds, so the clock ends at or past `target` and what is due then runs."""
+    now = container.clock.real_now() + load_clock(container, org_id).offset
+    if target <= now:
+        raise DomainError(
+            "invalid_request", "`to` must be later than the sandbox clock's now.", field="to",
+            details={"now": iso(now)},
+        )
+    return max(1, int(math.ceil(target - now)))
+
+
+def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:
+    """Move the clock `seconds` forward and run what comes due; answers the new time and how
+    many of each kind this advance ran."""
+    _note_sweep(container, org_id)
+
+    def record() -> float:
+        clock = load_clock(container, org_id)
+        clock.advance(seconds, container.clock.real_now())
+        container.store.save(clock)
+        return float(clock.offset)
+
+    offset = retry_conflicts(record)
+    came_due = settle(container, org_id, offset)
+    return {**clock_view(container, org_id), "came_due": came_due}
+
+
+def settle(container: Any, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
+    """Run everything of this sandbox due by real time + `offset`, then record it settled."""
+    if wait:  # what the advance's own request stored (a cancel just before) is in the lists
+        container.read_models.wait_for_stored(container.store.recorder)
+    now = container.clock.real_now() + offset
+    counts = dict.fromkeys(KINDS, 0)
+    for item in due_items(container, org_id, now):
+        with container.clock.scoped(org_id, SANDBOX, pinned=item.due_at):
+            ran = RUNNERS[item.kind](container, item.ref)
+            if ran:
+                counts[ran if isinstance(ran, str) else item.kind] += 1
+    with container.clock.scoped(org_id, SANDBOX, pinned=now):
+        counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, now)
+
+    def record() -> None:
+        clock = load_clock(container, org_id)
+        if clock.settled_offset < offset:
+            clock.settle(offset)
+            container.store.save(clock)
+
+    retry_conflicts(record)
+    if not load_clock(container, org_id).unsettled:
+        with container.ops_db.transaction() as cur:
+            cur.execute("DELETE FROM sandbox_clock_sweeps WHERE org_id = ?", (org_id,))
+    return counts
+
+
+def _note_sweep(container: Any, org_id: str) -> None:
+    with container.ops_db.transaction() as cur:
+        cur.execute(SWEEPS_DDL)
+        cur.execute(CLOCKS_DDL)
+        cur.execute(
+            "INSERT INTO sandbox_clocks (org_id) VALUES (?) ON CONFLICT (org_id) DO NOTHING",
+            (org_id,),
+        )
+        cur.execute(
+            "INSERT INTO sandbox_clock_sweeps (org_id, noted_at) VALUES (?, ?) "
+            "ON CONFLICT (org_id) DO UPDATE SET noted_at = excluded.noted_at",
+            (org_id, container.clock.real_now()),
+        )
+
+
+def moved_clocks(container: Any) -> list[str]:
+    """The organizations whose sandbox clock was moved, or whose advance is unsettled."""
+    with container.ops_db.transaction() as cur:
+        cur.execute(SWEEPS_DDL)
+        cur.execute(CLOCKS_DDL)
+        rows = cur.execute(
+            "SELECT org_id FROM sandbox_clocks UNION SELECT org_id FROM sandbox_clock_sweeps"
+        ).fetchall()
+    return [str(row["org_id"]) for row in rows]
+
+
+def run_due(container: Any, org_id: str, abandoned_before: float) -> dict[str, int]:
+    """The worker's pass over one moved clock: what came due on it since (a sandbox clock
+    keeps running after an advance), and what an advance cut short by a crash left (noted
+    before `abandoned_before`). An advance still running keeps what comes due on its way:
+    its answer counts them."""
+    clock = load_clock(container, org_id)
+    offset = clock.offset
+    if clock.unsettled:
+        with container.ops_db.read() as cur:
+            row = cur.execute(
+                "SELECT noted_at FROM sandbox_clock_sweeps WHERE org_id = ?", (org_id,)
+            ).fetchone()
+        if row is not None and float(row["noted_at"]) >= abandoned_before:
+            offset = clock.settled_offset
+    return settle(container, org_id, offset, wait=False)
