@@ -17,8 +17,8 @@ from openapi_spec_validator import validate
 from domain import api_keys, bundles, domains, orders, pending_actions, swaps, workspaces
 from gateway.rest import vocabulary
 from gateway.rest.imports import JOB_STATUSES
-from runtime.openapi_export import partner_document
 from gateway.rest.orders import STATUSES as ORDER_STATUSES
+from runtime.openapi_export import partner_document
 from webhooks.catalog import EVENT_TYPES
 
 

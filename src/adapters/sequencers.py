@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 FIRST_CLIENT_ID = 1001
 
@@ -133,7 +136,7 @@ def _refuse_login(password: str | None, field: str) -> None:
                           field=field)
 
 
-def sequencers_of(container: Any) -> Sequencers:
+def sequencers_of(container: Container) -> Sequencers:
     """The sequencer port of this container (the simulator unless one was installed)."""
     found: Sequencers = container.extras.setdefault("sequencers", SimulatedSequencers())
     return found

@@ -10,9 +10,10 @@ from typing import TypeVar
 from eventsourcing.persistence import RecordConflictError
 
 T = TypeVar("T")
+CONFLICT_ATTEMPTS = 12
 
 
-def retry_conflicts(run: Callable[[], T], attempts: int = 12) -> T:
+def retry_conflicts(run: Callable[[], T], attempts: int = CONFLICT_ATTEMPTS) -> T:
     """Re-run a load-decide-save use case when another writer saved the same aggregate first
     (optimistic concurrency): the second attempt decides on fresh state.
 

@@ -7,12 +7,17 @@ import json
 import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from eventsourcing.domain import Aggregate
 
 from domain.creation_ids import CREATION_IDS
 from domain.errors import DomainError
 from infra.clock import Clock
 from infra.database import Database
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 WINDOW_SECONDS = 24 * 3600.0
 # A claim still `running` after this long belongs to a process that died mid-request: a retry
@@ -20,7 +25,7 @@ WINDOW_SECONDS = 24 * 3600.0
 # longest waits: 30 s for a SQLite lock, 10 s for the read models), since a retry taking over
 # a live request's claim would run the request twice.
 CLAIM_LEASE_SECONDS = 60.0
-T = TypeVar("T")
+T = TypeVar("T", bound=Aggregate)
 _ID_NAMESPACE = uuid.UUID("5b0d6c2e-3f51-4c1e-9a43-4a7c1d2b9e10")
 
 # The claim the current request runs under.
@@ -36,7 +41,7 @@ def claimed_id(kind: str) -> uuid.UUID | None:
     return None if claim is None else claim.id_for(kind)
 
 
-def created_before(container: Any, kind: str, cls: type[T]) -> T | None:
+def created_before(container: Container, kind: str, cls: type[T]) -> T | None:
     """The `kind` resource an earlier attempt of the current idempotent request saved before
     its process died (its id derives from the claim: domain.creation_ids), if any."""
     if not earlier_attempt_possible():

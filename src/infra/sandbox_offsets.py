@@ -4,13 +4,16 @@ on its tenant's clock."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
 from domain.sandbox_clocks import SandboxClock, sandbox_clock_id
 from infra.ids import parse_id
 from infra.store import EventStore
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 class SandboxOffsets:
@@ -39,7 +42,7 @@ def on_its_clock(
     """A worker's `move(container, job_id)`, run on the clock of the job's sandbox (decisions.md
     6) or on real time for a live job: what it writes carries the time its tenant sees."""
 
-    def run(container: Any, job_id: str) -> object:
+    def run(container: Container, job_id: str) -> object:
         found = container.store.find(parse_id(prefix, job_id), kind)
         if found is None:
             return move(container, job_id)

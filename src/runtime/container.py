@@ -24,6 +24,7 @@ from infra.store import EventStore, eventstore_env
 from projections.runner import ReadModels
 from runtime.bootstrap import all_read_models
 from services.accounts.keys import Accounts
+from services.unit_of_work import UnitOfWork
 
 
 def build_databases(settings: Settings) -> tuple[Database, Database, Database]:
@@ -80,6 +81,7 @@ class Container:
     read_db: Database
     ops_db: Database
     read_models: ReadModels
+    unit_of_work: UnitOfWork
     accounts: Accounts
     rate_limiter: RateLimiter
     idempotency: IdempotencyStore
@@ -107,19 +109,18 @@ class Container:
         tenant_clock.offset_of = SandboxOffsets(store)
         # Keys, rate buckets and idempotency records are the organization's, not its sandbox's:
         # they stay on real time.
+        # Read models and rate buckets are rebuilt or harmless to lose (`relaxed`).
+        read_models = ReadModels(
+            store, read_db.relaxed(), all_read_models(), poll_interval=settings.poll_interval_seconds
+        )
         return cls(
             settings=settings,
             clock=tenant_clock,
             store=store,
             read_db=read_db,
             ops_db=ops_db,
-            # Read models and rate buckets are rebuilt or harmless to lose (`relaxed`).
-            read_models=ReadModels(
-                store,
-                read_db.relaxed(),
-                all_read_models(),
-                poll_interval=settings.poll_interval_seconds,
-            ),
+            read_models=read_models,
+            unit_of_work=UnitOfWork(store, read_models),
             accounts=Accounts(store, clock),
             rate_limiter=RateLimiter(rate_db.relaxed(), clock),
             idempotency=IdempotencyStore(records_db, clock, moved_from),

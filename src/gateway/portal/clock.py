@@ -4,17 +4,20 @@ does (the same use case, the same bounds)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import invalid
 from domain.sandbox_clocks import MAX_ADVANCE_SECONDS
 from infra.clock import SANDBOX
 from services.sandbox.clock import clock_view
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 UNITS = {"minutes": 60, "hours": 3600, "days": 86_400, "seconds": 1}
 
 
-def clock_panel(container: Any, org_id: str, environment: str) -> dict[str, Any] | None:
+def clock_panel(container: Container, org_id: str, environment: str) -> dict[str, Any] | None:
     """What the dashboard shows of the sandbox clock; None for a live key (no clock)."""
     if environment != SANDBOX:
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from litestar.connection import ASGIConnection
@@ -13,6 +13,9 @@ from domain.errors import DomainError
 from gateway.rest import metrics
 from infra.clock import enter_scope, leave_scope
 from services.accounts.keys import Principal
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 # Handlers declare the write permission they need in `opt`; non-GET handlers default to full.
 WRITE_LIMITED = {"write": "limited"}
@@ -52,7 +55,7 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
 
 
 async def authorize_off_loop(
-    container: Any, scope: Any
+    container: Container, scope: Any
 ) -> tuple[Principal, list[tuple[bytes, bytes]]]:
     """`authorize`, in a worker thread where its key check and rate-limit spend are network
     round trips (PostgreSQL): run on the event loop, they held every other request behind them,
@@ -63,7 +66,7 @@ async def authorize_off_loop(
     return authorize(container, scope)
 
 
-def authorize(container: Any, scope: Any) -> tuple[Principal, list[tuple[bytes, bytes]]]:
+def authorize(container: Container, scope: Any) -> tuple[Principal, list[tuple[bytes, bytes]]]:
     """The key's principal and the RateLimit headers, after spending one token of its
     organization's allowance; 401 before any spending, 429 when the allowance is used up."""
     principal = authenticate_scope(container, scope)
@@ -107,7 +110,7 @@ class Unauthorized(DomainError):
         self.headers = {"WWW-Authenticate": challenge}
 
 
-def authenticate_scope(container: Any, scope: Any) -> Principal:
+def authenticate_scope(container: Container, scope: Any) -> Principal:
     header = b""
     for name, value in scope["headers"]:
         if name == b"authorization":

@@ -192,7 +192,7 @@ class DomainsController(Controller):
         def run() -> dict[str, Any]:
             wanted = None if data.auto_renew is msgspec.UNSET else data.auto_renew
             set_auto_renew(container, tenant, domain_id, wanted)
-            container.read_models.wait_for_stored(container.store.recorder)
+            container.unit_of_work.wait_for_stored()
             return get_domain(container, tenant, domain_id)
 
         return {"data": await anyio.to_thread.run_sync(run)}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from litestar import Request, Response, get
@@ -15,6 +15,9 @@ from projections.runner import READ_MODELS_TRACKING
 from services.operations.readiness import nats_reachable, readiness
 from webhooks.deliveries import attempt_counts
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 log = logging.getLogger(__name__)
 __all__ = ["healthz", "metrics_endpoint", "nats_reachable", "readyz"]
@@ -48,7 +51,7 @@ async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(text, media_type="text/plain; version=0.0.4")
 
 
-def _render_with_stored_figures(container: Any, head: int) -> bytes:
+def _render_with_stored_figures(container: Container, head: int) -> bytes:
     """The publisher and the dispatcher may be other processes (serve --role ...): their
     figures come from what they stored, so any gateway's scrape shows them."""
     try:

@@ -7,7 +7,7 @@ from the outermost layer, the same checks and bytes without the framework's per-
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 from litestar import Controller, Request, get
@@ -16,6 +16,9 @@ from gateway.rest.auth import authorize_off_loop, principal_of
 from gateway.rest.errors import send_raw_error
 from gateway.rest.vocabulary import Environment, Preset
 from services.accounts.keys import Principal
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 class ApiKeyInfo(msgspec.Struct):
@@ -68,7 +71,7 @@ ME_PATH = "/partner/v1/me"
 _encode = msgspec.json.Encoder().encode
 
 
-async def serve_me(container: Any, scope: dict[str, Any], send: Any) -> None:
+async def serve_me(container: Container, scope: dict[str, Any], send: Any) -> None:
     """`GET /partner/v1/me` as raw ASGI: what the Litestar route answers, byte for byte."""
     scope["path_template"] = ME_PATH
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import msgspec
@@ -18,6 +18,9 @@ from gateway.rest.schema_notes import ResponseDoc, documented
 from infra.clock import SANDBOX
 from services.accounts.keys import Principal
 from services.sandbox.clock import advance_clock, clock_view, seconds_to
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 RULES = """Every organization's sandbox has its own clock, which only it can move forward (as
 Stripe's test clocks). Every time-driven rule of that sandbox reads it: a cancellation's grace
@@ -68,7 +71,7 @@ def _sandbox_org(principal: Principal) -> str:
     return principal.org_id
 
 
-def advance_seconds(container: Any, org_id: str, body: AdvanceBody) -> int:
+def advance_seconds(container: Container, org_id: str, body: AdvanceBody) -> int:
     """The body's advance in seconds: `seconds`, or the distance to `to`, never both."""
     if (body.seconds is None) == (body.to is None):
         field = "to" if body.seconds is not None else "seconds"

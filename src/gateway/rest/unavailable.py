@@ -8,10 +8,13 @@ retry may not cure, while this one passes when space is back, without a restart.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
 from infra.storage_health import storage_full
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 RETRY_AFTER_SECONDS = 5
 
@@ -27,7 +30,7 @@ class StorageUnavailable(DomainError):
         self.headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
-def unavailable_if_storage_full(error: Exception, container: Any = None) -> Exception:
+def unavailable_if_storage_full(error: Exception, container: Container | None = None) -> Exception:
     """`StorageUnavailable` for an error a full disk raised (recorded for readiness), else the
     error itself."""
     if isinstance(error, DomainError) or not storage_full(error):

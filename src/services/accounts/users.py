@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.sequencers import sequencers_of
 from domain.errors import DomainError, NotFound, invalid
@@ -18,8 +18,11 @@ from services.accounts.workspaces import (
     on_conflict_retry,
 )
 
+if TYPE_CHECKING:
+    from runtime.container import Container
 
-def load_user(container: Any, org_id: str, environment: str, user_id: str) -> User:
+
+def load_user(container: Container, org_id: str, environment: str, user_id: str) -> User:
     found = container.store.find(parse_id("usr", user_id), User)
     if not isinstance(found, User) or not found.owned_by(org_id, environment):
         raise NotFound("user")
@@ -40,7 +43,7 @@ def user_view(user: User) -> dict[str, Any]:
 
 
 def create_user(
-    container: Any,
+    container: Container,
     org_id: str,
     environment: str,
     *,
@@ -91,8 +94,7 @@ def create_user(
         )
         workspace.record_client(client_id, public_id("usr", user.id), now)
         # One atomic save: a user never exists without its client on the workspace.
-        recordings = container.store.save(user, workspace)
-        container.read_models.wait_for(recordings[-1].notification.id)
+        container.unit_of_work.save(user, workspace)
         return user_view(user)
 
     return on_conflict_retry(attempt)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import invalid
 from domain.wallet import CURRENCY, Wallet, wallet_id
 from infra.clock import iso
-from infra.conflicts import retry_conflicts
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MAX_CREDIT_CENTS = 10**12
 
 
-def load_wallet(container: Any, org_id: str, environment: str) -> Wallet:
+def load_wallet(container: Container, org_id: str, environment: str) -> Wallet:
     """The wallet, opened (unsaved) on first use so a new organization reads as balance 0."""
     found = container.store.find(wallet_id(org_id, environment), Wallet)
     if isinstance(found, Wallet):
@@ -20,12 +22,12 @@ def load_wallet(container: Any, org_id: str, environment: str) -> Wallet:
     return Wallet(org_id=org_id, environment=environment, opened_at=container.clock.now())
 
 
-def credit(container: Any, org_id: str, cents: int, environment: str = "live") -> dict[str, Any]:
+def credit(container: Container, org_id: str, cents: int, environment: str = "live") -> dict[str, Any]:
     if not 0 < cents <= MAX_CREDIT_CENTS:
         raise invalid(
             f"The amount must be between 1 and {MAX_CREDIT_CENTS} cents.", "amount_cents"
         )
-    org_id = container.accounts.describe_organization(container.accounts.organization(org_id))["id"]
+    org_id = str(container.accounts.describe_organization(container.accounts.organization(org_id))["id"])
 
     def run() -> dict[str, Any]:
         wallet = load_wallet(container, org_id, environment)
@@ -33,7 +35,7 @@ def credit(container: Any, org_id: str, cents: int, environment: str = "live") -
         container.store.save(wallet)
         return {"org_id": org_id, "environment": environment, "balance_cents": wallet.balance_cents}
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def wallet_view(wallet: Wallet) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventsourcing.persistence import RecordConflictError
 
@@ -16,6 +16,9 @@ from domain.workspaces import PROVIDERS, Workspace
 from infra.clock import iso
 from infra.idempotency import created_before
 from infra.ids import new_id, parse_id, public_id
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 _CUSTOMER_NAMESPACE = uuid.UUID("3b0f7a52-9c1e-4d8a-b6e2-5a7c9d1f0e43")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -48,7 +51,7 @@ def on_conflict_retry(attempt: Callable[[], T], tries: int = 5) -> T:
 
 
 def load_workspace(
-    container: Any, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
+    container: Container, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
 ) -> Workspace:
     """This tenant's workspace, or 404 not_found (unknown, another organization's, or the
     other environment's: live keys never see sandbox workspaces and the reverse)."""
@@ -59,7 +62,7 @@ def load_workspace(
 
 
 def load_target_workspace(
-    container: Any, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
+    container: Container, org_id: str, environment: str, workspace_id: str, field: str = "workspace_id"
 ) -> Workspace:
     """The workspace live or sandbox work is routed to (orders, purchases, imports, users, pool
     attach). A sandbox workspace is not a live one: a live key naming its organization's
@@ -94,7 +97,7 @@ def check_client(workspace: Workspace, client_id: int) -> None:
         )
 
 
-def credentials_of(container: Any, workspace: Workspace) -> SequencerCredentials:
+def credentials_of(container: Container, workspace: Workspace) -> SequencerCredentials:
     """The plain credentials, for adapters only: never put them in a response or event."""
     data: dict[str, Any] = container.sealer.unseal(workspace.credentials_sealed)
     return SequencerCredentials.from_json(data)
@@ -116,7 +119,7 @@ def workspace_view(workspace: Workspace) -> dict[str, Any]:
 
 
 def create_workspace(
-    container: Any,
+    container: Container,
     org_id: str,
     environment: str,
     *,
@@ -145,8 +148,7 @@ def create_workspace(
         customer=tracked,
         created_at=container.clock.now(),
     )
-    recordings = container.store.save(workspace)
-    container.read_models.wait_for(recordings[-1].notification.id)
+    container.unit_of_work.save(workspace)
     return workspace_view(workspace)
 
 
@@ -176,7 +178,7 @@ def _same_kind(kind: str, sent: str | None) -> None:
 
 
 def update_workspace(
-    container: Any,
+    container: Container,
     org_id: str,
     environment: str,
     workspace_id: str,
@@ -211,9 +213,7 @@ def update_workspace(
                 provider_workspace_id=workspace.provider_workspace_id,
                 at=now,
             )
-        recordings = container.store.save(workspace)
-        if recordings:
-            container.read_models.wait_for(recordings[-1].notification.id)
+        container.unit_of_work.save(workspace)
         return workspace_view(workspace)
 
     return on_conflict_retry(attempt)

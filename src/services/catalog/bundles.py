@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.bundles import Bundle
 from domain.errors import DomainError, NotFound, invalid
@@ -11,6 +11,9 @@ from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.workspaces import on_conflict_retry
 from services.catalog.sizing import size_bundle
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MAX_NAME = 200
 TERMS = (
@@ -23,7 +26,7 @@ TERMS = (
 )
 
 
-def load_bundle(container: Any, org_id: str, environment: str, bundle_id: str) -> Bundle:
+def load_bundle(container: Container, org_id: str, environment: str, bundle_id: str) -> Bundle:
     """This tenant's bundle, or 404 not_found (another organization's or environment's too)."""
     found = container.store.find(parse_id("bun", bundle_id), Bundle)
     if not isinstance(found, Bundle) or not found.owned_by(org_id, environment):
@@ -75,7 +78,7 @@ def _checked_terms(terms: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 
 def create_bundle(
-    container: Any, org_id: str, environment: str, terms: dict[str, Any]
+    container: Container, org_id: str, environment: str, terms: dict[str, Any]
 ) -> dict[str, Any]:
     if (earlier := created_before(container, "bundle", Bundle)) is not None:
         return bundle_view(earlier)  # saved by this request's first attempt, which died
@@ -87,13 +90,12 @@ def create_bundle(
         sizing=sizing,
         created_at=container.clock.now(),
     )
-    recordings = container.store.save(bundle)
-    container.read_models.wait_for(recordings[-1].notification.id)
+    container.unit_of_work.save(bundle)
     return bundle_view(bundle)
 
 
 def edit_bundle(
-    container: Any, org_id: str, environment: str, bundle_id: str, changes: dict[str, Any]
+    container: Container, org_id: str, environment: str, bundle_id: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """`changes` holds only the properties sent; a null percent or license count goes back to
     the sizing rule's value."""
@@ -113,23 +115,18 @@ def edit_bundle(
         if changes:
             clean, sizing = _checked_terms({**bundle.terms(), **changes})
             bundle.edit(clean, sizing, container.clock.now())
-            _save(container, bundle)
+            container.unit_of_work.save(bundle)
         return bundle_view(bundle)
 
     return on_conflict_retry(attempt)
 
 
-def archive_bundle(container: Any, org_id: str, environment: str, bundle_id: str) -> dict[str, Any]:
+def archive_bundle(container: Container, org_id: str, environment: str, bundle_id: str) -> dict[str, Any]:
     def attempt() -> dict[str, Any]:
         bundle = load_bundle(container, org_id, environment, bundle_id)
         bundle.archive(container.clock.now())
-        _save(container, bundle)
+        container.unit_of_work.save(bundle)
         return bundle_view(bundle)
 
     return on_conflict_retry(attempt)
 
-
-def _save(container: Any, bundle: Bundle) -> None:
-    recordings = container.store.save(bundle)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)

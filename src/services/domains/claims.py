@@ -9,7 +9,7 @@ that is the same rule the read-model check of `services.orders.plan` applies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -17,6 +17,9 @@ from domain.domain_claims import DomainClaim, claim_id
 from domain.orders import BUSY_STATES, Order
 from domain.swaps import Swap
 from infra.ids import parse_id, public_id
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 class DomainsHeld(Exception):
@@ -33,7 +36,7 @@ class DomainsHeld(Exception):
 REGISTRY = "registry"
 
 
-def _busy_holder(container: Any, holder_id: str | None) -> Order | Swap | None:
+def _busy_holder(container: Container, holder_id: str | None) -> Order | Swap | None:
     """The order or swap holding a claim, while it is still being set up or torn down."""
     if not holder_id:
         return None
@@ -44,7 +47,7 @@ def _busy_holder(container: Any, holder_id: str | None) -> Order | Swap | None:
     return holder if isinstance(holder, Order) and holder.status in BUSY_STATES else None
 
 
-def claim_domains(container: Any, order: Order, names: list[str], at: float) -> list[Aggregate]:
+def claim_domains(container: Container, order: Order, names: list[str], at: float) -> list[Aggregate]:
     """The claims of these names taken for the order (unsaved), or DomainsHeld."""
     bought = {item["domain"] for item in order.domains if item["source"] == "purchase"}
     return claim_names(
@@ -53,7 +56,7 @@ def claim_domains(container: Any, order: Order, names: list[str], at: float) -> 
 
 
 def claim_names(
-    container: Any, holder_id: str, org_id: str, environment: str, names: list[str],
+    container: Container, holder_id: str, org_id: str, environment: str, names: list[str],
     bought: set[str], at: float,
 ) -> list[Aggregate]:
     """The claims of these names taken for an order or a swap (`holder_id`, unsaved), and the
@@ -75,7 +78,7 @@ def claim_names(
     return claims
 
 
-def is_held(container: Any, org_id: str, environment: str, name: str) -> bool:
+def is_held(container: Container, org_id: str, environment: str, name: str) -> bool:
     """Whether an order or swap still being set up holds this tenant's claim of the name."""
     claim = container.store.find(claim_id(org_id, environment, name), DomainClaim)
     return isinstance(claim, DomainClaim) and _busy_holder(container, claim.order_id) is not None

@@ -16,7 +16,7 @@ an order named, so the inventory row shows it either way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from eventsourcing.domain import Aggregate
@@ -26,20 +26,17 @@ from domain.domains import Domain
 from domain.errors import DomainError, NotFound, invalid
 from domain.forwarding import ForwardingJob
 from domain.orders import Order
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
 from projections.domains import tenant_rows_by_name
 from services.accounts.keys import Principal
 from views.jobs import forwarding_view
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 MAX_DOMAINS = 50
 
-
-def _save(container: Any, *aggregates: Aggregate) -> None:
-    recordings = container.store.save(*aggregates)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
 
 
 def _canonical(url: str) -> str:
@@ -54,7 +51,7 @@ def _canonical(url: str) -> str:
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=netloc))
 
 
-def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def submit(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     url = _canonical(str(body.get("forwarding_url") or "").strip())
     if not FORWARDING_URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
@@ -99,11 +96,11 @@ def submit(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
         pending=pending,
         created_at=container.clock.now(),
     )
-    _save(container, job)
+    container.unit_of_work.save(job)
     return forwarding_view(job)
 
 
-def _pending_in(container: Any, job_ids: list[str]) -> set[str]:
+def _pending_in(container: Container, job_ids: list[str]) -> set[str]:
     """The `dom_` ids that these open jobs have yet to change."""
     ids: set[str] = set()
     for job_id in job_ids:
@@ -113,7 +110,7 @@ def _pending_in(container: Any, job_ids: list[str]) -> set[str]:
     return ids
 
 
-def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
+def _finish(container: Container, job: ForwardingJob) -> list[Aggregate]:
     at = container.clock.now()
     resolves = dns.forwarding_resolves(job.forwarding_url)
     rows = _pending_rows(container, job)
@@ -132,7 +129,7 @@ def _finish(container: Any, job: ForwardingJob) -> list[Aggregate]:
     return changed
 
 
-def _pending_rows(container: Any, job: ForwardingJob) -> dict[str, dict[str, Any]]:
+def _pending_rows(container: Container, job: ForwardingJob) -> dict[str, dict[str, Any]]:
     """The inventory rows (status, holding order) of the job's pending domains, by `dom_` id."""
     ids = [item["id"] for item in job.pending]
     if not ids:
@@ -147,7 +144,7 @@ def _pending_rows(container: Any, job: ForwardingJob) -> dict[str, dict[str, Any
 
 
 def _holding_orders(
-    container: Any, tenant: str, ids: list[str], rows: dict[str, dict[str, Any]]
+    container: Container, tenant: str, ids: list[str], rows: dict[str, dict[str, Any]]
 ) -> dict[str, list[str]]:
     """The `dom_` ids by the order holding them: the order a connected row names, else (a
     purchase's inventory, a released order's) the last order that listed the domain."""
@@ -169,7 +166,7 @@ def _holding_orders(
 
 
 def _forward_order_domains(
-    container: Any, job: ForwardingJob, rows: dict[str, dict[str, Any]], at: float
+    container: Container, job: ForwardingJob, rows: dict[str, dict[str, Any]], at: float
 ) -> list[Aggregate]:
     """The orders holding any of the job's pending domains (`rows`: their inventory rows),
     with the URL set on them."""
@@ -187,20 +184,20 @@ def _forward_order_domains(
     return orders
 
 
-def finish_job(container: Any, job_id: str) -> None:
+def finish_job(container: Container, job_id: str) -> None:
     def run() -> None:
         job = container.store.find(parse_id("fwj", job_id), ForwardingJob)
         if not isinstance(job, ForwardingJob) or job.status != "in_progress":
             return
         container.store.save(job, *_finish(container, job))
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def load_job(container: Any, principal: Principal, job_id: str) -> dict[str, Any]:
+def load_job(container: Container, principal: Principal, job_id: str) -> dict[str, Any]:
     found = container.store.find(parse_id("fwj", job_id), ForwardingJob)
     if not isinstance(found, ForwardingJob) or found.tenant != principal.tenant:
         raise NotFound("forwarding job")
     if found.status != "in_progress":  # its domains' URLs are listed by a read model
-        container.read_models.wait_for_stored(container.store.recorder)
+        container.unit_of_work.wait_for_stored()
     return forwarding_view(found)

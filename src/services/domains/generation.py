@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 import time
 from itertools import zip_longest
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import registrar
 from domain.errors import invalid
 from projections.domains import owners_by_name, usage_by_name
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 DEFAULT_LIMIT = 75
 MAX_LIMIT = 150
@@ -79,7 +82,7 @@ def _candidates(
     return list(dict.fromkeys(name for turn in zip_longest(*per_keyword) for name in turn if name))
 
 
-def generate(container: Any, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
+def generate(container: Container, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
     keywords = _parts(body.get("keywords") or [], "keywords", MAX_KEYWORDS, 1)
     if body.get("prefixes") is None and body.get("suffixes") is None:
         prefixes, suffixes = DEFAULT_PREFIXES, DEFAULT_SUFFIXES

@@ -23,7 +23,7 @@ the others go on:
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
@@ -39,13 +39,15 @@ from domain.imports import (
     ImportJob,
     imported_name_id,
 )
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
 from services.domains.use_cases import new_domain
 from views.jobs import import_view
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MAX_SYNC = 50
 MAX_JOB = 500
@@ -66,11 +68,6 @@ class DnsAccountsBusy(DomainError):
         self.headers = {"Retry-After": str(CAPACITY_RETRY_SECONDS)}
 
 
-def _save(container: Any, *aggregates: Aggregate) -> None:
-    recordings = container.store.save(*aggregates)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
-
 
 def _names(body: dict[str, Any], most: int) -> list[str]:
     sent = body.get("domains") or []
@@ -88,7 +85,7 @@ def _names(body: dict[str, Any], most: int) -> list[str]:
 
 
 def _new_job(
-    container: Any, principal: Principal, body: dict[str, Any], names: list[str], mode: str
+    container: Container, principal: Principal, body: dict[str, Any], names: list[str], mode: str
 ) -> ImportJob:
     workspace_id = body.get("workspace_id")
     if workspace_id is not None:
@@ -104,7 +101,7 @@ def _new_job(
     )
 
 
-def import_now(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def import_now(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     names = _names(body, MAX_SYNC)
     # Spec 7: only a live synchronous import can find every DNS account busy; sandbox keys
     # complete work at once.
@@ -114,20 +111,20 @@ def import_now(container: Any, principal: Principal, body: dict[str, Any]) -> di
     def run() -> dict[str, Any]:  # again on a conflict: a racing import took a name first
         job = _new_job(container, principal, body, names, "sync")
         others = _advance(container, job)
-        _save(container, job, *others)
+        container.unit_of_work.save(job, *others)
         return import_view(job)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
-def submit_job(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def submit_job(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     names = _names(body, MAX_JOB)
     job = _new_job(container, principal, body, names, "async")
-    _save(container, job)
+    container.unit_of_work.save(job)
     return import_view(job)
 
 
-def _advance(container: Any, job: ImportJob) -> list[Aggregate]:
+def _advance(container: Container, job: ImportJob) -> list[Aggregate]:
     """Move every domain of the job as far as the DNS allows; returns the Domains (and the
     ImportedName of each new one) to save with the job."""
     at = container.clock.now()
@@ -183,13 +180,13 @@ def _refusal(name: str, other_owners: set[str]) -> str | None:
     return None
 
 
-def _imported_before(container: Any, job: ImportJob, name: str) -> bool:
+def _imported_before(container: Container, job: ImportJob, name: str) -> bool:
     """Read from the event store: the read models may not show a racing import's domain yet."""
     marker = imported_name_id(job.org_id, job.environment, name)
     return container.store.find(marker, ImportedName) is not None
 
 
-def advance_job(container: Any, job_id: str) -> None:
+def advance_job(container: Container, job_id: str) -> None:
     """One pass of the domain worker over an open job (a version conflict means another
     worker got there first; the next pass sees its result)."""
 
@@ -201,10 +198,10 @@ def advance_job(container: Any, job_id: str) -> None:
         if job.pending_events or others:
             container.store.save(job, *others)
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def load_job(container: Any, principal: Principal, job_id: str) -> dict[str, Any]:
+def load_job(container: Container, principal: Principal, job_id: str) -> dict[str, Any]:
     found = container.store.find(parse_id("imp", job_id), ImportJob)
     if not isinstance(found, ImportJob) or found.tenant != principal.tenant:
         raise NotFound("import job")

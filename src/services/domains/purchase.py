@@ -18,7 +18,7 @@ without a workspace) may use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
@@ -32,10 +32,13 @@ from services.domains.claims import DomainsHeld
 from services.orders.plan import new_domain_item, normalize_domain
 from services.orders.use_cases import accept
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 MAX_DOMAINS = 50
 
 
-def purchase_domains(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def purchase_domains(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     if principal.environment != "live":
         raise DomainError(
             "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
@@ -109,7 +112,7 @@ def _ownership_refusal(cur: Any, tenant: str, name: str, owners: set[str]) -> st
 
 
 def _accept(
-    container: Any,
+    container: Container,
     principal: Principal,
     destination: dict[str, Any] | None,
     customer_id: str | None,

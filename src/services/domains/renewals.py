@@ -14,7 +14,7 @@ runners never renew one year twice.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
@@ -23,9 +23,11 @@ from domain.domain_terms import DAY, DomainTerm, anniversary, term_id
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import Order
 from infra.clock import iso
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
 from services.accounts.wallet import load_wallet
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 RENEWS, LAPSES = "renewals", "lapses"
 # A year is at least this long: rows registered later cannot be due yet (a cheap filter).
@@ -57,13 +59,13 @@ def due_terms(cur: Any, tenant_clause: str, param: str, due_by: float) -> list[t
     return found
 
 
-def _row(container: Any, dom_id: str) -> dict[str, Any] | None:
+def _row(container: Container, dom_id: str) -> dict[str, Any] | None:
     with container.read_db.read() as cur:
         row = cur.execute("SELECT * FROM domains WHERE id = ?", (dom_id,)).fetchone()
     return dict(row) if row is not None else None
 
 
-def load_term(container: Any, row: dict[str, Any]) -> DomainTerm:
+def load_term(container: Container, row: dict[str, Any]) -> DomainTerm:
     """The domain's term, started (unsaved) from its row on first need."""
     found = container.store.find(term_id(row["id"]), DomainTerm)
     if isinstance(found, DomainTerm):
@@ -79,7 +81,7 @@ def load_term(container: Any, row: dict[str, Any]) -> DomainTerm:
     )
 
 
-def run_term(container: Any, dom_id: str) -> str | None:
+def run_term(container: Container, dom_id: str) -> str | None:
     """Renew or lapse the domain if its term is due on the clock read now (an advance pins it
     at the due time); returns what it did (`renewals`, `lapses`) or None."""
 
@@ -97,10 +99,10 @@ def run_term(container: Any, dom_id: str) -> str | None:
             return LAPSES
         return _renew(container, row, term, at)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
-def _renew(container: Any, row: dict[str, Any], term: DomainTerm, at: float) -> str | None:
+def _renew(container: Container, row: dict[str, Any], term: DomainTerm, at: float) -> str | None:
     live = term.environment == "live"
     cents = registrar.prices(term.name)[1] if live else 0
     wallet = load_wallet(container, term.org_id, term.environment)
@@ -118,7 +120,7 @@ def _renew(container: Any, row: dict[str, Any], term: DomainTerm, at: float) -> 
     return RENEWS
 
 
-def _orders_of(container: Any, term: DomainTerm) -> list[str]:
+def _orders_of(container: Container, term: DomainTerm) -> list[str]:
     """The orders that listed the domain, first the one that bought it."""
     with container.read_db.read() as cur:
         rows = cur.execute(
@@ -129,13 +131,13 @@ def _orders_of(container: Any, term: DomainTerm) -> list[str]:
     return list(dict.fromkeys(str(r["order_id"]) for r in rows))
 
 
-def _ordered_by(container: Any, term: DomainTerm) -> str | None:
+def _ordered_by(container: Container, term: DomainTerm) -> str | None:
     found = _orders_of(container, term)
     return found[0] if found else None
 
 
 def _drop_from_orders(
-    container: Any, row: dict[str, Any], term: DomainTerm, at: float
+    container: Container, row: dict[str, Any], term: DomainTerm, at: float
 ) -> list[Aggregate]:
     order_ids = dict.fromkeys([*_orders_of(container, term), row["order_id"]])
     dropped: list[Aggregate] = []
@@ -148,7 +150,7 @@ def _drop_from_orders(
     return dropped
 
 
-def set_auto_renew(container: Any, tenant: str, dom_id: str, auto_renew: bool | None) -> None:
+def set_auto_renew(container: Container, tenant: str, dom_id: str, auto_renew: bool | None) -> None:
     """`PATCH /domains/{id}`: a bought domain renews, or lapses at the end of its year."""
 
     def run() -> None:
@@ -168,4 +170,4 @@ def set_auto_renew(container: Any, tenant: str, dom_id: str, auto_renew: bool | 
             term.set_auto_renew(auto_renew, container.clock.now())
             container.store.save(term)
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)

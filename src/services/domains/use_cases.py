@@ -18,7 +18,7 @@ when `suite_b` does; `[]` when the name is not available.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import dns, registrar
 from domain.domains import Domain, usable_for
@@ -27,10 +27,13 @@ from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
 from views.domains import row_view
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 MAX_AVAILABILITY = 50
 
 
-def check_availability(container: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:
+def check_availability(container: Container, tenant: str, names: list[str]) -> list[dict[str, Any]]:
     if not 1 <= len(names) <= MAX_AVAILABILITY:
         raise invalid(f"Send 1 to {MAX_AVAILABILITY} domains.", "domains")
     normalized = [registrar.normalize(n) for n in names]
@@ -64,7 +67,7 @@ def check_availability(container: Any, tenant: str, names: list[str]) -> list[di
     return rows
 
 
-def find_domain_by_name(container: Any, org_id: str, environment: str, name: str) -> Domain | None:
+def find_domain_by_name(container: Container, org_id: str, environment: str, name: str) -> Domain | None:
     """This tenant's Domain aggregate for the name (from the read model), or None. Domains
     that only exist as items of an order have no aggregate and give None too."""
     with container.read_db.read() as cur:
@@ -77,7 +80,7 @@ def find_domain_by_name(container: Any, org_id: str, environment: str, name: str
 
 
 def new_domain(
-    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+    container: Container, org_id: str, environment: str, name: str, source: str, auto_renew: bool
 ) -> Domain:
     """A Domain with real DNS records and catalog prices; NOT saved (save it with the
     aggregates of the same command)."""
@@ -97,16 +100,15 @@ def new_domain(
 
 
 def register_domain(
-    container: Any, org_id: str, environment: str, name: str, source: str, auto_renew: bool
+    container: Container, org_id: str, environment: str, name: str, source: str, auto_renew: bool
 ) -> Domain:
     """Like `new_domain`, but SAVED, with the read models caught up before it returns."""
     domain = new_domain(container, org_id, environment, name, source, auto_renew)
-    recordings = container.store.save(domain)
-    container.read_models.wait_for(recordings[-1].notification.id)
+    container.unit_of_work.save(domain)
     return domain
 
 
-def render_rows(container: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def render_rows(container: Container, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not rows:
         return []
     names = sorted({row["name"] for row in rows})
@@ -115,7 +117,7 @@ def render_rows(container: Any, rows: list[dict[str, Any]]) -> list[dict[str, An
     return [row_view(row, usage[row["name"]]) for row in rows]
 
 
-def get_domain(container: Any, tenant: str, domain_id: str) -> dict[str, Any]:
+def get_domain(container: Container, tenant: str, domain_id: str) -> dict[str, Any]:
     if parse_id("dom", domain_id) is None:
         raise NotFound("domain")
     with container.read_db.read() as cur:
@@ -127,5 +129,5 @@ def get_domain(container: Any, tenant: str, domain_id: str) -> dict[str, Any]:
     return render_rows(container, [row])[0]
 
 
-def view_of(container: Any, domain: Domain) -> dict[str, Any]:
+def view_of(container: Container, domain: Domain) -> dict[str, Any]:
     return get_domain(container, domain.tenant, public_id("dom", domain.id))

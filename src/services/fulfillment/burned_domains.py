@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MAX_REASON = 500
 
 
-def _owner_row(container: Any, name: str) -> dict[str, Any]:
+def _owner_row(container: Container, name: str) -> dict[str, Any]:
     """The inventory row of this name: the one on an order if any, else the newest."""
     with container.read_db.read() as cur:
         rows = cur.execute(
@@ -77,7 +77,7 @@ def burned_domain_job(
     return job, changed
 
 
-def load_burned_job(container: Any, tenant: str | None, job_id: str) -> dict[str, Any]:
+def load_burned_job(container: Container, tenant: str | None, job_id: str) -> dict[str, Any]:
     """One job as plain data; `tenant` None is the operator's view (any organization)."""
     found = container.store.find(parse_id("brj", job_id), BurnedDomainJob)
     if not isinstance(found, BurnedDomainJob) or tenant not in (None, found.tenant):
@@ -85,6 +85,6 @@ def load_burned_job(container: Any, tenant: str | None, job_id: str) -> dict[str
     return burned_job_view(found)
 
 
-def is_burned(container: Any, org_id: str, environment: str, name: str) -> bool:
+def is_burned(container: Container, org_id: str, environment: str, name: str) -> bool:
     pool = find_pool_domain(container, org_id, environment, name)
     return pool is not None and pool.burned

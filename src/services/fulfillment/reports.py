@@ -10,7 +10,7 @@ same `request_id` returns the first one without recording anything.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
@@ -25,12 +25,14 @@ from domain.fulfillment_reports import (
 from domain.orders import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS, PURCHASE, Order
 from domain.pending_actions import INPUT_FIELD
 from infra.clock import iso
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
 from services.fulfillment.burned_domains import burned_domain_job
 from services.orders import steps
 from services.orders.use_cases import apply_outcome, fail
 from views.pool import burned_job_view
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 DONE, STEP_FAILED, NEEDS_INPUT = "done", "failed", "needs_partner_input"
 OUTCOMES = (DONE, STEP_FAILED, NEEDS_INPUT)
@@ -74,7 +76,7 @@ def _reason(value: str, required: bool) -> str | None:
 
 
 def _earlier(
-    container: Any,
+    container: Container,
     request_id: str | None,
     action: str,
     subject: dict[str, Any],
@@ -100,7 +102,7 @@ def _earlier(
     return report_view(found, replayed=True)
 
 
-def _load_order(container: Any, order_id: str) -> Order:
+def _load_order(container: Container, order_id: str) -> Order:
     uuid_ = parse_id("ord", order_id or "")
     if uuid_ is None:
         raise invalid("order_id must be an ord_ id.", "order_id")
@@ -128,7 +130,7 @@ def _require_next(order: Order, step: str) -> None:
 
 
 def _record(
-    container: Any,
+    container: Container,
     *,
     operator: str,
     action: str,
@@ -153,14 +155,12 @@ def _record(
         at=at,
     )
     moved = [order] if order is not None and result.get("applied") else []
-    recordings = container.store.save(*moved, *others, report)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
+    container.unit_of_work.save(*moved, *others, report)
     return report_view(report)
 
 
 def _apply_report(
-    container: Any, order: Order, step: str, outcome: str, reason: str | None, extra: dict[str, Any]
+    container: Container, order: Order, step: str, outcome: str, reason: str | None, extra: dict[str, Any]
 ) -> tuple[bool, list[Aggregate]]:
     """Move the order as the report says; (applied, other aggregates to save)."""
     at = container.clock.now()
@@ -196,7 +196,7 @@ def _apply_report(
 
 
 def report_step(
-    container: Any,
+    container: Container,
     *,
     operator: str,
     order_id: str,
@@ -248,11 +248,11 @@ def report_step(
             at=container.clock.now(),
         )
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def retry_step(
-    container: Any, *, operator: str, order_id: str, step: str, request_id: str = ""
+    container: Container, *, operator: str, order_id: str, step: str, request_id: str = ""
 ) -> dict[str, Any]:
     """Clear a failed step so the worker runs it again; a step not failed (any more) is not
     applied."""
@@ -282,11 +282,11 @@ def retry_step(
             at=container.clock.now(),
         )
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def mark_domain_burned(
-    container: Any, *, operator: str, domain: str, reason: str, request_id: str = ""
+    container: Container, *, operator: str, domain: str, reason: str, request_id: str = ""
 ) -> dict[str, Any]:
     """Start a burned-domain job (`brj_`, it names the operator too) and record the report,
     in one save: a retry with the same request id finds the report and starts nothing."""
@@ -318,4 +318,4 @@ def mark_domain_burned(
             at=container.clock.now(),
         )
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)

@@ -8,18 +8,21 @@ service clock, so tests move time by hand instead of waiting.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import invalid
 from domain.orders import BUSY_STATES
 from infra.ids import parse_id
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MIN_STUCK_SECONDS = 60.0
 STEPS_BEFORE_STUCK = 10
 BATCH = 500
 
 
-def stuck_threshold(container: Any, requested: float) -> float:
+def stuck_threshold(container: Container, requested: float) -> float:
     if requested < 0:
         raise invalid("stuck_after_seconds must not be negative.", "stuck_after_seconds")
     if requested:
@@ -41,7 +44,7 @@ def _item(row: Any, now: float, threshold: float) -> dict[str, Any]:
 
 
 def list_work(
-    container: Any, *, stuck_only: bool, stuck_after: float, org_id: str
+    container: Container, *, stuck_only: bool, stuck_after: float, org_id: str
 ) -> tuple[list[dict[str, Any]], float]:
     """Busy orders, longest idle first; with `stuck_only`, only those idle past the threshold."""
     _check_org(org_id)
@@ -62,7 +65,7 @@ def list_work(
 
 
 def work_changes(
-    container: Any, *, after: int, stuck_after: float, org_id: str
+    container: Container, *, after: int, stuck_after: float, org_id: str
 ) -> tuple[list[dict[str, Any]], int]:
     """Work items changed after read-model position `after` (final statuses included), and the
     position reached."""
@@ -80,7 +83,7 @@ def work_changes(
     return [_item(row, now, threshold) for row in rows], reached
 
 
-def work_position(container: Any) -> int:
+def work_position(container: Container) -> int:
     with container.read_db.read() as cur:
         row = cur.execute("SELECT MAX(position) AS top FROM fulfillment_work").fetchone()
     return int(row["top"] or 0) if row else 0

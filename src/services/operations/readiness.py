@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import anyio
@@ -22,6 +22,9 @@ import anyio
 from infra.storage_health import room_to_write
 from projections.follower import tracked_position
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 OK = ("ok", "not configured")
 
@@ -34,7 +37,7 @@ class OutboxProgress:
     moved_at: float = 0.0
 
 
-async def readiness(container: Any) -> tuple[bool, dict[str, str]]:
+async def readiness(container: Container) -> tuple[bool, dict[str, str]]:
     checks = {"event_store": await anyio.to_thread.run_sync(event_store_check, container)}
     checks["nats"] = await nats_check(container)
     if container.settings.nats_url:
@@ -42,7 +45,7 @@ async def readiness(container: Any) -> tuple[bool, dict[str, str]]:
     return all(value in OK for value in checks.values()), checks
 
 
-def event_store_check(container: Any) -> str:
+def event_store_check(container: Container) -> str:
     try:
         container.store.recorder.max_notification_id()
     except Exception as exc:  # readiness reports, it does not raise
@@ -55,7 +58,7 @@ def event_store_check(container: Any) -> str:
     return "ok"
 
 
-async def nats_check(container: Any) -> str:
+async def nats_check(container: Container) -> str:
     custom = container.extras.get("nats_ready")
     if custom:
         reachable: str = await custom()
@@ -74,7 +77,7 @@ async def nats_check(container: Any) -> str:
     return "ok"
 
 
-def outbox_check(container: Any) -> str:
+def outbox_check(container: Container) -> str:
     head = container.store.recorder.max_notification_id() or 0
     try:
         published = tracked_position(container.read_db, OUTBOX_TRACKING)

@@ -19,7 +19,7 @@ import re
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import registrar
 from adapters.sequencers import sequencers_of
@@ -34,6 +34,9 @@ from services.accounts.workspaces import check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
 from services.catalog.pricing import price_of, registration_price
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 SUITES = ("suite_a", "suite_b")
 MAX_DOMAINS_PER_SUITE = 100
@@ -84,7 +87,7 @@ def new_domain_item(
 
 
 def _shape(
-    container: Any, org_id: str, env: str, body: dict[str, Any]
+    container: Container, org_id: str, env: str, body: dict[str, Any]
 ) -> tuple[dict[str, dict[str, int]], str | None]:
     counts: dict[str, dict[str, Any]] = {s: body[s] for s in SUITES if body.get(s) is not None}
     bundle_id = body.get("bundle_id")
@@ -134,7 +137,7 @@ def _shape(
 
 
 def _destination(
-    container: Any,
+    container: Container,
     org_id: str,
     env: str,
     body: dict[str, Any],
@@ -274,7 +277,7 @@ def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> li
 
 
 def _domains(
-    container: Any,
+    container: Container,
     tenant: str,
     body: dict[str, Any],
     shape: dict[str, Any],
@@ -352,7 +355,7 @@ def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
 
 
 def plan_order(
-    container: Any,
+    container: Container,
     org_id: str,
     environment: str,
     body: dict[str, Any],

@@ -12,7 +12,7 @@ price, nothing recorded). Failure and cancellation before completion refund what
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
@@ -20,7 +20,6 @@ from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import ORDER, Order, never_registered
 from domain.pending_actions import PendingAction
-from infra.conflicts import retry_conflicts
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
@@ -31,16 +30,14 @@ from services.orders.plan import Plan, plan_order
 from services.pool.leaving import leave_pool
 from views.orders import order_view, pending_action_view
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 PLACEMENT_ATTEMPTS = 3
 
 
-def _save(container: Any, *aggregates: Aggregate) -> None:
-    recordings = container.store.save(*aggregates)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
 
-
-def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def quote(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     plan = plan_order(container, principal.org_id, principal.environment, body, placing=False)
     result: dict[str, Any] = {
         **plan.price,
@@ -58,13 +55,13 @@ def quote(container: Any, principal: Principal, body: dict[str, Any]) -> dict[st
     return result
 
 
-def placed_before(container: Any) -> dict[str, Any] | None:
+def placed_before(container: Container) -> dict[str, Any] | None:
     """The order an earlier attempt of this idempotent request saved before its process died."""
     found = created_before(container, "order", Order)
     return None if found is None else order_view(found)
 
 
-def place_order(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def place_order(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     taken_meanwhile: set[str] = set()
     for _ in range(PLACEMENT_ATTEMPTS):
         plan = plan_order(
@@ -95,7 +92,7 @@ def _refuse_named(plan: Plan, held: list[str]) -> None:
 
 
 def _accept_plan(
-    container: Any, principal: Principal, body: dict[str, Any], plan: Plan
+    container: Container, principal: Principal, body: dict[str, Any], plan: Plan
 ) -> dict[str, Any]:
     return accept(
         container,
@@ -123,7 +120,7 @@ def _accept_plan(
     )
 
 
-def accept(container: Any, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
+def accept(container: Container, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
     """Record the accepted order, `in_progress`: live charges the wallet in the same save (the
     worker runs the steps of both). `build(at, charged_cents)` makes the Order. The order takes the placement
     lock of every domain it did not just make up (DomainsHeld when another order in progress
@@ -142,14 +139,14 @@ def accept(container: Any, principal: Principal, build: Any, price_cents: int) -
             description = f"{order.kind.capitalize()} {public_id('ord', order.id)}"
             wallet.charge(price_cents, public_id("ord", order.id), description, at)
             aggregates.append(wallet)
-        _save(container, *aggregates)
+        container.unit_of_work.save(*aggregates)
         return order_view(order)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def apply_outcome(
-    container: Any, order: Order, outcome: steps.Outcome, at: float
+    container: Container, order: Order, outcome: steps.Outcome, at: float
 ) -> list[Aggregate]:
     """Move the order after its remaining steps ran: complete, fail, or wait for the partner.
     Returns the other aggregates to save with it."""
@@ -173,7 +170,7 @@ def apply_outcome(
 
 
 def fail(
-    container: Any, order: Order, reason: str, at: float, failed_domains: Sequence[str] = ()
+    container: Container, order: Order, reason: str, at: float, failed_domains: Sequence[str] = ()
 ) -> list[Aggregate]:
     refund = order.refundable_cents
     order.fail(reason, refund, at, failed_domains)
@@ -181,7 +178,7 @@ def fail(
             *_refund(container, order, refund, "failed", at)]
 
 
-def close_pending_action(container: Any, order: Order, at: float) -> list[Aggregate]:
+def close_pending_action(container: Container, order: Order, at: float) -> list[Aggregate]:
     """An order that will not go on (cancelled or failed) leaves nothing half-open: the pending
     action it waited on closes as `cancelled`. Returns it, to save with the order."""
     if order.pending_action_id is None:
@@ -193,7 +190,7 @@ def close_pending_action(container: Any, order: Order, at: float) -> list[Aggreg
     return [action]
 
 
-def _refund(container: Any, order: Order, cents: int, why: str, at: float) -> list[Aggregate]:
+def _refund(container: Container, order: Order, cents: int, why: str, at: float) -> list[Aggregate]:
     if cents <= 0:
         return []
     wallet = load_wallet(container, order.org_id, order.environment)
@@ -202,7 +199,7 @@ def _refund(container: Any, order: Order, cents: int, why: str, at: float) -> li
     return [wallet]
 
 
-def load_order(container: Any, principal: Principal, order_id: str) -> Order:
+def load_order(container: Container, principal: Principal, order_id: str) -> Order:
     """This tenant's order, or 404 (another organization's or environment's too)."""
     found = container.store.find(parse_id("ord", order_id), Order)
     if not isinstance(found, Order) or found.tenant != principal.tenant:
@@ -210,23 +207,23 @@ def load_order(container: Any, principal: Principal, order_id: str) -> Order:
     return found
 
 
-def get_order(container: Any, principal: Principal, order_id: str) -> dict[str, Any]:
+def get_order(container: Container, principal: Principal, order_id: str) -> dict[str, Any]:
     return order_view(load_order(container, principal, order_id))
 
 
-def cancel_order(container: Any, principal: Principal, order_id: str) -> dict[str, Any]:
+def cancel_order(container: Container, principal: Principal, order_id: str) -> dict[str, Any]:
     def run() -> dict[str, Any]:
         order = load_order(container, principal, order_id)
         at = container.clock.now()
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
         closed = close_pending_action(container, order, at)
-        _save(container, order, *closed, *_leave_pool(container, order, at))
+        container.unit_of_work.save(order, *closed, *_leave_pool(container, order, at))
         return order_view(order)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
-def _leave_pool(container: Any, order: Order, at: float) -> list[Aggregate]:
+def _leave_pool(container: Container, order: Order, at: float) -> list[Aggregate]:
     """A cancelled order's domains no longer lend it inboxes (spec 4.2: a pooled domain needs
     them), so the ones the pool holds idle leave it, as a swapped-out domain does. One that an
     attach already linked stays with its workspace until released."""
@@ -240,7 +237,7 @@ def _leave_pool(container: Any, order: Order, at: float) -> list[Aggregate]:
     ]
 
 
-def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
+def finalize_cancel(container: Container, order: Order, at: float) -> list[Aggregate]:
     """The grace window is over: release the domains and refund an unfinished order. A domain
     the order had not registered yet leaves it (it was never the organization's) and its price
     is part of the refund; the ones it registered stay, free for a new order.
@@ -259,7 +256,7 @@ def finalize_cancel(container: Any, order: Order, at: float) -> list[Aggregate]:
     return [*left_pool, *_refund(container, order, refund, "cancelled", at)]
 
 
-def load_action(container: Any, principal: Principal, action_id: str) -> PendingAction:
+def load_action(container: Container, principal: Principal, action_id: str) -> PendingAction:
     found = container.store.find(parse_id("act", action_id), PendingAction)
     if not isinstance(found, PendingAction) or found.tenant != principal.tenant:
         raise NotFound("pending action")
@@ -267,7 +264,7 @@ def load_action(container: Any, principal: Principal, action_id: str) -> Pending
 
 
 def resolve_action(
-    container: Any, principal: Principal, action_id: str, body: dict[str, Any]
+    container: Container, principal: Principal, action_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     """Unblock an order: a new public `profile_picture_url`, or (kind `nameservers`, empty
     body) the partner's word that the nameservers are set, which the DNS must confirm."""
@@ -291,10 +288,10 @@ def resolve_action(
             action.resolve({"profile_picture_url": url}, at)
             order.resume(url, at)
         # `in_progress` again: the worker goes on from here (a sandbox order at once).
-        _save(container, action, order)
+        container.unit_of_work.save(action, order)
         return {**pending_action_view(action), "order": order_view(order)}
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def _pointed(order: Order, action: PendingAction, at: float) -> list[str]:

@@ -24,21 +24,23 @@ none) and then count as `available` again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError, NotFound, invalid
 from domain.pool_domains import ASSIGNED, RESERVED, PoolDomain
 from domain.pool_releases import PoolRelease
 from domain.pool_reservations import IN_PROGRESS, PoolReservation
 from domain.workspaces import Workspace
-from infra.conflicts import retry_conflicts
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
 from services.pool.inventory import live_rest_seconds, pool_names
-from services.pool.records import find_pool_domain, save_and_wait, take_available
+from services.pool.records import find_pool_domain, take_available
 from views.pool import release_view, reservation_view
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MAX_QUANTITY = 100
 # Twenty attaches racing over ten domains: each conflict means another attach progressed.
@@ -66,7 +68,7 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
             )
 
 
-def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def attach(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     quantity = body["quantity"]
     if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
@@ -106,10 +108,10 @@ def attach(container: Any, principal: Principal, body: dict[str, Any]) -> dict[s
             domain.reserve(
                 reservation_id=reservation_id, workspace_id=workspace_id, client_id=client_id, at=at
             )
-        save_and_wait(container, reservation, *chosen)
+        container.unit_of_work.save(reservation, *chosen)
         return reservation_view(reservation)
 
-    return retry_conflicts(run, attempts=ATTACH_ATTEMPTS)
+    return container.unit_of_work.retrying(run, attempts=ATTACH_ATTEMPTS)
 
 
 def _finish_reservation(
@@ -131,7 +133,7 @@ def _finish_reservation(
     reservation.fail("domain_burned", at)
 
 
-def complete_reservation(container: Any, reservation_id: str) -> None:
+def complete_reservation(container: Container, reservation_id: str) -> None:
     """The pool worker's step for a live reservation (idempotent: a finished one is left)."""
 
     def run() -> None:
@@ -145,10 +147,10 @@ def complete_reservation(container: Any, reservation_id: str) -> None:
         _finish_reservation(reservation, domains, container.clock.now())
         container.store.save(reservation, *[d for d in domains if d is not None])
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def release(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
+def release(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
     names = pool_names(sent)
 
     def run() -> dict[str, Any]:
@@ -179,10 +181,10 @@ def release(container: Any, principal: Principal, sent: list[str]) -> dict[str, 
         release_id = public_id("prl", job.id)
         for domain in domains:
             domain.start_release(release_id, at)
-        save_and_wait(container, job, *domains)
+        container.unit_of_work.save(job, *domains)
         return release_view(job)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 def _finish_release(
@@ -195,7 +197,7 @@ def _finish_release(
     job.complete(at)
 
 
-def complete_release(container: Any, release_id: str) -> None:
+def complete_release(container: Container, release_id: str) -> None:
     def run() -> None:
         job = container.store.find(parse_id("prl", release_id), PoolRelease)
         if not isinstance(job, PoolRelease) or job.status != IN_PROGRESS:
@@ -208,22 +210,22 @@ def complete_release(container: Any, release_id: str) -> None:
         _finish_release(job, domains, container.clock.now(), quarantine)
         container.store.save(job, *[d for d in domains if d is not None])
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def load_reservation(container: Any, principal: Principal, reservation_id: str) -> dict[str, Any]:
+def load_reservation(container: Container, principal: Principal, reservation_id: str) -> dict[str, Any]:
     found = container.store.find(parse_id("pcl", reservation_id), PoolReservation)
     if not isinstance(found, PoolReservation) or found.tenant != principal.tenant:
         raise NotFound("pool reservation")
     if found.status != IN_PROGRESS:  # its domains' conditions are listed by a read model
-        container.read_models.wait_for_stored(container.store.recorder)
+        container.unit_of_work.wait_for_stored()
     return reservation_view(found)
 
 
-def load_release(container: Any, principal: Principal, release_id: str) -> dict[str, Any]:
+def load_release(container: Container, principal: Principal, release_id: str) -> dict[str, Any]:
     found = container.store.find(parse_id("prl", release_id), PoolRelease)
     if not isinstance(found, PoolRelease) or found.tenant != principal.tenant:
         raise NotFound("pool release")
     if found.status != IN_PROGRESS:
-        container.read_models.wait_for_stored(container.store.recorder)
+        container.unit_of_work.wait_for_stored()
     return release_view(found)

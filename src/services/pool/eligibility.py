@@ -19,12 +19,15 @@ and a persona with first and last name, and the order routes to a workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.orders import COMPLETED, ORDER, Order
 from infra.ids import parse_id
 from projections.domains import tenant_rows_by_name
 from services.pool.records import find_pool_domain
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def _identity_complete(inbox: dict[str, Any]) -> bool:
     )
 
 
-def _order_check(container: Any, name: str, row: dict[str, Any]) -> Eligibility:
+def _order_check(container: Container, name: str, row: dict[str, Any]) -> Eligibility:
     order = container.store.find(parse_id("ord", row["order_id"] or ""), Order)
     if not isinstance(order, Order) or order.kind != ORDER:
         return Eligibility(name, "not_on_suite_a_order")
@@ -68,7 +71,7 @@ def _order_check(container: Any, name: str, row: dict[str, Any]) -> Eligibility:
 
 
 def check_eligibility(
-    container: Any, org_id: str, environment: str, names: list[str]
+    container: Container, org_id: str, environment: str, names: list[str]
 ) -> list[Eligibility]:
     with container.read_db.read() as cur:
         rows = tenant_rows_by_name(cur, f"{org_id}:{environment}", names)

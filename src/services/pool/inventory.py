@@ -18,18 +18,20 @@ inboxes on the removed domains.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
 from domain.orders import Order
 from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
 from services.accounts.keys import Principal
 from services.pool.eligibility import check_eligibility
-from services.pool.records import find_pool_domain, pool_domain_for, save_and_wait, still_backed
+from services.pool.records import find_pool_domain, pool_domain_for, still_backed
 from views.pool import pool_domain_view
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 MAX_DOMAINS = 25
 # Warm-up of a new live pool domain, and quarantine after a release, in simulated provisioning
@@ -38,7 +40,7 @@ MAX_DOMAINS = 25
 POOL_REST_STEPS = 10
 
 
-def live_rest_seconds(container: Any) -> float:
+def live_rest_seconds(container: Container) -> float:
     return POOL_REST_STEPS * float(container.settings.fulfillment_step_seconds)
 
 
@@ -66,7 +68,7 @@ def pool_names(sent: list[str]) -> list[str]:
     return names
 
 
-def add_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
+def add_domains(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
     names = pool_names(sent)
     org_id, environment = principal.org_id, principal.environment
     warmup = live_rest_seconds(container) if environment == "live" else 0
@@ -96,15 +98,15 @@ def add_domains(container: Any, principal: Principal, sent: list[str]) -> dict[s
                 )
                 changed.append(pool)
             outcomes.append({**pool_domain_view(pool, at), "outcome": outcome})
-        save_and_wait(container, *changed)
+        container.unit_of_work.save(*changed)
         _undo_if_unbacked(container, changed)
         added = sum(1 for o in outcomes if o["outcome"] == "added")
         return {"added": added, "already_pooled": len(outcomes) - added, "domains": outcomes}
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
-def _undo_if_unbacked(container: Any, added: list[PoolDomain]) -> None:
+def _undo_if_unbacked(container: Container, added: list[PoolDomain]) -> None:
     """The eligibility check read each order without saving it, so a cancellation could have
     been accepted since, its pool sweep missing these new records. Read the orders again, now
     that the records are stored: a domain whose order no longer backs it leaves at once (the
@@ -121,7 +123,7 @@ def _undo_if_unbacked(container: Any, added: list[PoolDomain]) -> None:
     undone = [pool for pool in added if pool.condition_at(at) in REMOVABLE]
     for pool in undone:
         pool.remove(at)
-    save_and_wait(container, *undone)
+    container.unit_of_work.save(*undone)
     raise DomainError(
         "domains_not_submittable",
         "Some domains cannot enter the pool; nothing was added.",
@@ -130,7 +132,7 @@ def _undo_if_unbacked(container: Any, added: list[PoolDomain]) -> None:
     )
 
 
-def remove_domains(container: Any, principal: Principal, sent: list[str]) -> dict[str, Any]:
+def remove_domains(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
     names = pool_names(sent)
     org_id, environment = principal.org_id, principal.environment
 
@@ -153,7 +155,7 @@ def remove_domains(container: Any, principal: Principal, sent: list[str]) -> dic
             )
         for pool in pooled.values():
             pool.remove(at)
-        save_and_wait(container, *pooled.values())
+        container.unit_of_work.save(*pooled.values())
         return {
             "removed": len(pooled),
             "absent": len(names) - len(pooled),
@@ -164,4 +166,4 @@ def remove_domains(container: Any, principal: Principal, sent: list[str]) -> dic
             ],
         }
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)

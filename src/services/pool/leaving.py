@@ -13,19 +13,22 @@ only stay pooled while it is on its order. Swapping it out therefore:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
 from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
 from services.pool.records import find_pool_domain
 
+if TYPE_CHECKING:
+    from runtime.container import Container
 
-def _pooled(container: Any, org_id: str, environment: str, name: str) -> PoolDomain | None:
+
+def _pooled(container: Container, org_id: str, environment: str, name: str) -> PoolDomain | None:
     found = find_pool_domain(container, org_id, environment, name)
     return found if found is not None and found.pooled else None
 
 
-def linked_condition(container: Any, org_id: str, environment: str, name: str) -> str | None:
+def linked_condition(container: Container, org_id: str, environment: str, name: str) -> str | None:
     """The pool condition linking this domain to a workspace or a pool move, if any."""
     pool = _pooled(container, org_id, environment, name)
     if pool is None:
@@ -34,7 +37,7 @@ def linked_condition(container: Any, org_id: str, environment: str, name: str) -
     return condition if condition in LINKED else None
 
 
-def refuse_if_linked(container: Any, org_id: str, environment: str, name: str) -> None:
+def refuse_if_linked(container: Container, org_id: str, environment: str, name: str) -> None:
     condition = linked_condition(container, org_id, environment, name)
     if condition is not None:
         raise DomainError(
@@ -46,7 +49,7 @@ def refuse_if_linked(container: Any, org_id: str, environment: str, name: str) -
 
 
 def leave_pool(
-    container: Any,
+    container: Container,
     org_id: str,
     environment: str,
     name: str,

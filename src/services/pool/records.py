@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING
 
 from domain.orders import CANCEL_SCHEDULED, CANCELLED, FAILED, Order
 from domain.pool_domains import AVAILABLE, PoolDomain, pool_domain_id
 from infra.ids import parse_id
 
-
-def save_and_wait(container: Any, *aggregates: Any) -> None:
-    """Save in one transaction (every version checked), then wait for the read models so the
-    caller reads its own write."""
-    recordings = container.store.save(*aggregates)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 
-def find_pool_domain(container: Any, org_id: str, environment: str, name: str) -> PoolDomain | None:
+def find_pool_domain(container: Container, org_id: str, environment: str, name: str) -> PoolDomain | None:
     found = container.store.find(pool_domain_id(org_id, environment, name), PoolDomain)
     return found if isinstance(found, PoolDomain) else None
 
 
-def pool_domain_for(container: Any, org_id: str, environment: str, name: str) -> PoolDomain:
+def pool_domain_for(container: Container, org_id: str, environment: str, name: str) -> PoolDomain:
     """The pool record of this name, tracked (unsaved) on first use."""
     found = find_pool_domain(container, org_id, environment, name)
     if found is not None:
@@ -32,7 +27,7 @@ def pool_domain_for(container: Any, org_id: str, environment: str, name: str) ->
 
 
 def take_available(
-    container: Any, tenant: str, quantity: int, excluded: set[str] | None = None
+    container: Container, tenant: str, quantity: int, excluded: set[str] | None = None
 ) -> list[PoolDomain]:
     """Up to `quantity` pool domains that are available now, checked on the aggregates.
 

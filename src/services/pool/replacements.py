@@ -8,7 +8,7 @@ retired from the pool. With no available domain the replacement is recorded `fai
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import NotFound
 from domain.pool_domains import PoolDomain
@@ -17,9 +17,12 @@ from infra.ids import parse_id, public_id
 from services.pool.records import take_available
 from views.pool import replacement_view
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 
 def replace_burned(
-    container: Any, burned: PoolDomain, job_id: str | None, at: float, burned_before: bool = False
+    container: Container, burned: PoolDomain, job_id: str | None, at: float, burned_before: bool = False
 ) -> tuple[PoolReplacement, list[PoolDomain]]:
     """The replacement (unsaved) and the pool domains it changed (unsaved). `burned_before`:
     the domain was burned and still assigned already, so an earlier replacement failed."""
@@ -54,7 +57,7 @@ def replace_burned(
     return replacement, [new]
 
 
-def load_replacement(container: Any, tenant: str, replacement_id: str) -> dict[str, Any]:
+def load_replacement(container: Container, tenant: str, replacement_id: str) -> dict[str, Any]:
     found = container.store.find(parse_id("prp", replacement_id), PoolReplacement)
     if not isinstance(found, PoolReplacement) or found.tenant != tenant:
         raise NotFound("pool replacement")

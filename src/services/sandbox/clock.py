@@ -11,13 +11,15 @@ advance, or the sandbox-clock worker after a restart, runs what is left.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import DomainError
 from domain.sandbox_clocks import SandboxClock, sandbox_clock_id
 from infra.clock import SANDBOX, iso
-from infra.conflicts import retry_conflicts
 from services.sandbox.due import KINDS, RUNNERS, WEBHOOK_ATTEMPTS, attempt_due_webhooks, due_items
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 SWEEPS_DDL = (
     "CREATE TABLE IF NOT EXISTS sandbox_clock_sweeps (org_id TEXT PRIMARY KEY, "
@@ -28,12 +30,12 @@ SWEEPS_DDL = (
 CLOCKS_DDL = "CREATE TABLE IF NOT EXISTS sandbox_clocks (org_id TEXT PRIMARY KEY)"
 
 
-def load_clock(container: Any, org_id: str) -> SandboxClock:
+def load_clock(container: Container, org_id: str) -> SandboxClock:
     found = container.store.find(sandbox_clock_id(org_id), SandboxClock)
     return found if isinstance(found, SandboxClock) else SandboxClock(org_id=org_id)
 
 
-def clock_view(container: Any, org_id: str) -> dict[str, Any]:
+def clock_view(container: Container, org_id: str) -> dict[str, Any]:
     clock = load_clock(container, org_id)
     return {
         "now": iso(container.clock.real_now() + clock.offset),
@@ -41,7 +43,7 @@ def clock_view(container: Any, org_id: str) -> dict[str, Any]:
     }
 
 
-def seconds_to(container: Any, org_id: str, target: float) -> int:
+def seconds_to(container: Container, org_id: str, target: float) -> int:
     """The advance that reaches `target` (sandbox time), which must be later than now: rounded
     up to whole seconds, so the clock ends at or past `target` and what is due then runs."""
     now = container.clock.real_now() + load_clock(container, org_id).offset
@@ -53,7 +55,7 @@ def seconds_to(container: Any, org_id: str, target: float) -> int:
     return max(1, int(math.ceil(target - now)))
 
 
-def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:
+def advance_clock(container: Container, org_id: str, seconds: int) -> dict[str, Any]:
     """Move the clock `seconds` forward and run what comes due; answers the new time and how
     many of each kind this advance ran."""
     _note_sweep(container, org_id)
@@ -64,15 +66,15 @@ def advance_clock(container: Any, org_id: str, seconds: int) -> dict[str, Any]:
         container.store.save(clock)
         return float(clock.offset)
 
-    offset = retry_conflicts(record)
+    offset = container.unit_of_work.retrying(record)
     came_due = settle(container, org_id, offset)
     return {**clock_view(container, org_id), "came_due": came_due}
 
 
-def settle(container: Any, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
+def settle(container: Container, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
     """Run everything of this sandbox due by real time + `offset`, then record it settled."""
     if wait:  # what the advance's own request stored (a cancel just before) is in the lists
-        container.read_models.wait_for_stored(container.store.recorder)
+        container.unit_of_work.wait_for_stored()
     now = container.clock.real_now() + offset
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
@@ -89,14 +91,14 @@ def settle(container: Any, org_id: str, offset: float, wait: bool = True) -> dic
             clock.settle(offset)
             container.store.save(clock)
 
-    retry_conflicts(record)
+    container.unit_of_work.retrying(record)
     if not load_clock(container, org_id).unsettled:
         with container.ops_db.transaction() as cur:
             cur.execute("DELETE FROM sandbox_clock_sweeps WHERE org_id = ?", (org_id,))
     return counts
 
 
-def _note_sweep(container: Any, org_id: str) -> None:
+def _note_sweep(container: Container, org_id: str) -> None:
     with container.ops_db.transaction() as cur:
         cur.execute(SWEEPS_DDL)
         cur.execute(CLOCKS_DDL)
@@ -111,7 +113,7 @@ def _note_sweep(container: Any, org_id: str) -> None:
         )
 
 
-def moved_clocks(container: Any) -> list[str]:
+def moved_clocks(container: Container) -> list[str]:
     """The organizations whose sandbox clock was moved, or whose advance is unsettled."""
     with container.ops_db.transaction() as cur:
         cur.execute(SWEEPS_DDL)
@@ -122,7 +124,7 @@ def moved_clocks(container: Any) -> list[str]:
     return [str(row["org_id"]) for row in rows]
 
 
-def run_due(container: Any, org_id: str, abandoned_before: float) -> dict[str, int]:
+def run_due(container: Container, org_id: str, abandoned_before: float) -> dict[str, int]:
     """The worker's pass over one moved clock: what came due on it since (a sandbox clock
     keeps running after an advance), and what an advance cut short by a crash left (noted
     before `abandoned_before`). An advance still running keeps what comes due on its way:

@@ -11,13 +11,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from domain.orders import CANCEL_SCHEDULED, Order
 from infra.clock import SANDBOX
-from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
 from services.domains.renewals import LAPSES, RENEWS, due_terms, run_term
 from services.orders.use_cases import finalize_cancel
@@ -26,6 +25,9 @@ from webhooks.deliveries import Due, Outcome, claim_due_of_tenant, record_attemp
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 GRACE_WINDOWS, WARM_PERIODS, WEBHOOK_ATTEMPTS = "grace_windows", "warm_periods", "webhook_attempts"
 RENEWALS = RENEWS
@@ -39,7 +41,7 @@ class DueItem:
     ref: str
 
 
-def due_items(container: Any, org_id: str, due_by: float) -> list[DueItem]:
+def due_items(container: Container, org_id: str, due_by: float) -> list[DueItem]:
     """Everything of this sandbox due by `due_by` but webhook attempts, in time order."""
     tenant = f"{org_id}:{SANDBOX}"
     items: list[DueItem] = []
@@ -64,7 +66,7 @@ def due_items(container: Any, org_id: str, due_by: float) -> list[DueItem]:
     return sorted(items)
 
 
-def end_grace_window(container: Any, order_id: str) -> bool:
+def end_grace_window(container: Container, order_id: str) -> bool:
     """The cancellation's grace window is over (the clock is pinned at its end)."""
 
     def run() -> bool:
@@ -81,7 +83,7 @@ def end_grace_window(container: Any, order_id: str) -> bool:
         container.store.save(order, *others)
         return True
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
 # Each returns whether it ran the item, or the kind it ran it as (a renewal whose payment
@@ -94,7 +96,7 @@ RUNNERS: dict[str, Callable[[Any, str], bool | str | None]] = {
 }
 
 
-def attempt_due_webhooks(container: Any, org_id: str, now: float) -> int:
+def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
     """Make one attempt of each delivery of this sandbox due by its time `now`. A failed
     attempt schedules the next from `now`, so one advance never runs a whole retry chain.
     Envelopes and the signature's timestamp stay on real time."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
@@ -31,6 +31,9 @@ from services.catalog.pricing import registration_price
 from services.domains.claims import is_held
 from services.orders.plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 MAX_PERSONAS = 50
 
 
@@ -42,7 +45,7 @@ class SwapPlan:
     personas: list[dict[str, str]]
 
 
-def load_tenant_order(container: Any, principal: Principal, order_id: str, field: str) -> Order:
+def load_tenant_order(container: Container, principal: Principal, order_id: str, field: str) -> Order:
     found = container.store.find(parse_id("ord", order_id), Order)
     if not isinstance(found, Order) or found.tenant != principal.tenant:
         raise NotFound("order", field=field)
@@ -62,7 +65,7 @@ def personas_of(item: dict[str, Any]) -> list[dict[str, str]]:
     return [dict(inbox["persona"]) for inbox in item.get("inboxes", [])]
 
 
-def _open_swap_on(container: Any, cur: Any, tenant: str, order_id: str, name: str) -> bool:
+def _open_swap_on(container: Container, cur: Any, tenant: str, order_id: str, name: str) -> bool:
     """Whether a swap of this domain is still under way. The worker's moves reach the read
     model a moment after they are saved, so the candidates it lists are confirmed on the
     aggregates."""
@@ -121,7 +124,7 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
 
 
 def _chosen_new_domain(
-    container: Any, cur: Any, order: Order, old: dict[str, Any], suite: str
+    container: Container, cur: Any, order: Order, old: dict[str, Any], suite: str
 ) -> dict[str, Any]:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
@@ -137,7 +140,7 @@ def _chosen_new_domain(
     return new_domain_item(name, suite, "generated", registration_price(name))
 
 
-def plan_swap(container: Any, principal: Principal, body: dict[str, Any]) -> SwapPlan:
+def plan_swap(container: Container, principal: Principal, body: dict[str, Any]) -> SwapPlan:
     order = load_tenant_order(container, principal, str(body["order_id"]), "order_id")
     if order.kind == PURCHASE:
         # A swap moves a domain's mailboxes to another domain; a purchase has none, and its
@@ -185,7 +188,7 @@ def _own_forwarding(cur: Any, dom_id: str) -> str | None:
     return str(row["forwarding_url"]) if row and row["forwarding_url"] else None
 
 
-def plan_rename(container: Any, principal: Principal, body: dict[str, Any]) -> SwapPlan:
+def plan_rename(container: Container, principal: Principal, body: dict[str, Any]) -> SwapPlan:
     """`POST /swaps/user_names`: the warm (active, connected) domain named, on a completed
     order of this tenant (one of its domains, or the old domain a premium swap keeps warm),
     gets new personas on the same number of inboxes."""

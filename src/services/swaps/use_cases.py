@@ -17,7 +17,7 @@ is refused at once (409 `conflict`) while the first is open.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
@@ -34,7 +34,6 @@ from domain.swaps import (
     USER_NAMES,
     Swap,
 )
-from infra.conflicts import retry_conflicts
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
@@ -45,30 +44,28 @@ from services.swaps import steps as swap_steps
 from services.swaps.plan import SwapPlan, plan_rename, plan_swap
 from views.swaps import swap_view
 
+if TYPE_CHECKING:
+    from runtime.container import Container
+
 WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
 
 
-def _save(container: Any, *aggregates: Aggregate) -> None:
-    recordings = container.store.save(*aggregates)
-    if recordings:
-        container.read_models.wait_for(recordings[-1].notification.id)
 
-
-def create_swap(container: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    return retry_conflicts(lambda: _earlier_or(container, lambda: _accept(
+def create_swap(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    return container.unit_of_work.retrying(lambda: _earlier_or(container, lambda: _accept(
         container, principal, plan_swap(container, principal, body), body["type"]
     )))
 
 
 def rename_user_names(
-    container: Any, principal: Principal, body: dict[str, Any]
+    container: Container, principal: Principal, body: dict[str, Any]
 ) -> dict[str, Any]:
-    return retry_conflicts(lambda: _earlier_or(container, lambda: _accept(
+    return container.unit_of_work.retrying(lambda: _earlier_or(container, lambda: _accept(
         container, principal, plan_rename(container, principal, body), USER_NAMES
     )))
 
 
-def _earlier_or(container: Any, accept: Any) -> dict[str, Any]:
+def _earlier_or(container: Container, accept: Any) -> dict[str, Any]:
     """The swap an earlier attempt of this idempotent request saved (its process died, or it
     is the rival that won the save), else a new one."""
     if (earlier := created_before(container, "swap", Swap)) is not None:
@@ -77,7 +74,7 @@ def _earlier_or(container: Any, accept: Any) -> dict[str, Any]:
     return result
 
 
-def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> dict[str, Any]:
+def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: str) -> dict[str, Any]:
     at = container.clock.now()
     live = principal.environment == "live"
     renaming = kind == USER_NAMES
@@ -107,11 +104,11 @@ def _accept(container: Any, principal: Principal, plan: SwapPlan, kind: str) -> 
         aggregates.append(wallet)
     if not any(aggregate is plan.order for aggregate in aggregates):
         aggregates.append(plan.order)
-    _save(container, *aggregates)
+    container.unit_of_work.save(*aggregates)
     return swap_view(swap)
 
 
-def _claim_domain(container: Any, order: Order, swap: Swap, at: float) -> None:
+def _claim_domain(container: Container, order: Order, swap: Swap, at: float) -> None:
     """Mark the swapped domain on the order, unless another swap of it is still open."""
     held_by = order.swap_claimed_by(swap.domain)
     if held_by is not None:
@@ -124,7 +121,7 @@ def _claim_domain(container: Any, order: Order, swap: Swap, at: float) -> None:
 
 
 def _claim_new_domain(
-    container: Any, swap: Swap, item: dict[str, Any], at: float
+    container: Container, swap: Swap, item: dict[str, Any], at: float
 ) -> list[Aggregate]:
     """The placement lock of the name the swap brings in (an owned or a bought one), held by
     the swap until it ends: without it, two swaps, or a swap and an order, could take one name
@@ -151,14 +148,14 @@ def _claim_new_domain(
         ) from None
 
 
-def _imported_domain(container: Any, swap: Swap) -> Domain | None:
+def _imported_domain(container: Container, swap: Swap) -> Domain | None:
     if swap.kind == USER_NAMES or swap.item["source"] != "inventory":
         return None
     found = container.store.find(parse_id("dom", swap.item["id"]), Domain)
     return found if isinstance(found, Domain) else None
 
 
-def _pointed(container: Any, swap: Swap) -> bool:
+def _pointed(container: Container, swap: Swap) -> bool:
     """Whether the new domain's nameservers point at us (only imported inventory may not)."""
     domain = _imported_domain(container, swap)
     if domain is None or domain.status != "action_required":
@@ -166,7 +163,7 @@ def _pointed(container: Any, swap: Swap) -> bool:
     return dns.nameservers_pointed(domain.name, domain.created_at, container.clock.now())
 
 
-def _waiting_domain(container: Any, swap: Swap, at: float) -> list[Aggregate]:
+def _waiting_domain(container: Container, swap: Swap, at: float) -> list[Aggregate]:
     """The imported Domain leaves `action_required` once its nameservers are pointed."""
     domain = _imported_domain(container, swap)
     if domain is None or domain.status != "action_required" or not _pointed(container, swap):
@@ -176,7 +173,7 @@ def _waiting_domain(container: Any, swap: Swap, at: float) -> list[Aggregate]:
 
 
 def _finish(
-    container: Any,
+    container: Container,
     swap: Swap,
     outcome: swap_steps.Outcome,
     at: float,
@@ -191,7 +188,7 @@ def _finish(
 
 
 def _complete(
-    container: Any, swap: Swap, item: dict[str, Any], at: float, order: Order | None = None
+    container: Container, swap: Swap, item: dict[str, Any], at: float, order: Order | None = None
 ) -> list[Aggregate]:
     """`order` is the one already loaded (and changed) in this save, if any."""
     if order is None:
@@ -222,7 +219,7 @@ def _still_held(order: Order, swap: Swap) -> list[dict[str, Any]]:
     return order.held_items if swap.kind == USER_NAMES else order.domains
 
 
-def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]:
+def _fail(container: Container, swap: Swap, reason: str, at: float) -> list[Aggregate]:
     refund = swap.refundable_cents
     swap.fail(reason, refund, at)
     if refund <= 0:
@@ -232,19 +229,19 @@ def _fail(container: Any, swap: Swap, reason: str, at: float) -> list[Aggregate]
     return [wallet]
 
 
-def load_swap(container: Any, principal: Principal, swap_id: str) -> Swap:
+def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
     found = container.store.find(parse_id("swp", swap_id), Swap)
     if not isinstance(found, Swap) or found.tenant != principal.tenant:
         raise NotFound("swap")
     return found
 
 
-def get_swap(container: Any, principal: Principal, swap_id: str) -> dict[str, Any]:
+def get_swap(container: Container, principal: Principal, swap_id: str) -> dict[str, Any]:
     swap = load_swap(container, principal, swap_id)
     # The worker saves without waiting: once a partner sees the swap move, the domain and
     # pool lists (read models) show it too.
     if swap.status != CREATED:
-        container.read_models.wait_for_stored(container.store.recorder)
+        container.unit_of_work.wait_for_stored()
     return swap_view(swap)
 
 
@@ -252,12 +249,12 @@ def get_swap(container: Any, principal: Principal, swap_id: str) -> dict[str, An
 # so a move two workers attempt lands once (the loser re-runs on fresh state and finds it done).
 
 
-def _find(container: Any, swap_id: str) -> Swap | None:
+def _find(container: Container, swap_id: str) -> Swap | None:
     found = container.store.find(parse_id("swp", swap_id), Swap)
     return found if isinstance(found, Swap) else None
 
 
-def advance_swap(container: Any, swap_id: str) -> None:
+def advance_swap(container: Container, swap_id: str) -> None:
     """One live step: pick the swap up (`in_progress`), run its next step, or complete it. A
     sandbox swap is picked up and run to its end in one move."""
 
@@ -290,10 +287,10 @@ def advance_swap(container: Any, swap_id: str) -> None:
                     others = _finish(container, swap, outcome, at)
         container.store.save(swap, *others)
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def recheck_waiting(container: Any, swap_id: str) -> None:
+def recheck_waiting(container: Container, swap_id: str) -> None:
     """A swap in `action_required` goes on once its new domain's nameservers are pointed."""
 
     def run() -> None:
@@ -309,10 +306,10 @@ def recheck_waiting(container: Any, swap_id: str) -> None:
         # The Domain's own move first, so the order's later one is what the inventory shows.
         container.store.save(*pointed, swap, *others)
 
-    retry_conflicts(run)
+    container.unit_of_work.retrying(run)
 
 
-def detach_warm_domain(container: Any, swap_id: str) -> bool:
+def detach_warm_domain(container: Container, swap_id: str) -> bool:
     """A premium swap's warm period is over: the old domain leaves the order. Whether this
     call detached it (a sandbox clock's advance counts what it ran)."""
 
@@ -323,10 +320,10 @@ def detach_warm_domain(container: Any, swap_id: str) -> bool:
         with container.clock.scoped(swap.org_id, swap.environment):
             return _detach_when_warm_period_over(container, swap)
 
-    return retry_conflicts(run)
+    return container.unit_of_work.retrying(run)
 
 
-def _detach_when_warm_period_over(container: Any, swap: Any) -> bool:
+def _detach_when_warm_period_over(container: Container, swap: Any) -> bool:
     at = container.clock.now()
     if (
         swap.warm_until is None
