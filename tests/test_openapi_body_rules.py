@@ -9,7 +9,7 @@ from typing import Any
 
 from conftest import RunningService
 
-from gateway.rest.schema_notes import TEXT
+from schema.rules import TEXT
 
 # (path, method, property path inside the body) -> JSON Schema keywords documented there.
 RULES: dict[tuple[str, str, str], dict[str, Any]] = {

@@ -15,10 +15,10 @@ from conftest import PATIENCE, RunningService
 from openapi_spec_validator import validate
 
 from domain import api_keys, bundles, domains, orders, pending_actions, swaps, workspaces
-from gateway.rest import vocabulary
 from gateway.rest.imports import JOB_STATUSES
 from gateway.rest.orders import STATUSES as ORDER_STATUSES
 from runtime.openapi_export import partner_document
+from schema import vocabulary
 from webhooks.catalog import EVENT_TYPES
 
 

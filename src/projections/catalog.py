@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from domain.bundles import Bundle
 from domain.users import User
 from domain.workspaces import Workspace
@@ -15,6 +17,7 @@ from infra.clock import iso
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from projections.catalog_rows import LiveRows, ReplayRows
+from views.users import SequencerLink, UserOut
 
 
 def _tenant(event: Any) -> str:
@@ -139,16 +142,18 @@ class CatalogLists(ReadModel):
     @on(User.Created)
     def user_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("usr", event.originator_id)
-        doc = {
-            "id": row_id,
-            "email": event.email,
-            "first_name": event.first_name,
-            "last_name": event.last_name,
-            "status": "active",
-            "sequencer": {"provider": event.provider, "client_id": event.client_id},
-            "workspace_id": event.workspace_id,
-            "created_at": iso(event.created_at),
-        }
+        doc = msgspec.to_builtins(
+            UserOut(
+                id=row_id,
+                email=event.email,
+                first_name=event.first_name,
+                last_name=event.last_name,
+                status="active",
+                sequencer=SequencerLink(provider=event.provider, client_id=event.client_id),
+                workspace_id=event.workspace_id,
+                created_at=iso(event.created_at),
+            )
+        )
         columns = {"id": row_id, "tenant": _tenant(event), "position": position,
                    "workspace_id": event.workspace_id}
         self._rows.insert(cur, "catalog_users", columns, doc)

@@ -15,9 +15,10 @@ from domain.errors import invalid
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import TEXT, ResponseDoc, documented
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
-from gateway.rest.vocabulary import BundleStatus
+from schema.rules import TEXT, documented
+from schema.vocabulary import BundleStatus
 from services.catalog.bundles import (
     archive_bundle,
     bundle_view,
@@ -28,23 +29,7 @@ from services.catalog.bundles import (
 )
 from services.catalog.sizing import MAX_MONTHLY_VOLUME, MAX_SUITE_A_INBOXES_PER_DOMAIN
 from services.catalog.sizing import __doc__ as SIZING_RULE
-
-
-class Links(msgspec.Struct):
-    first: Annotated[str, msgspec.Meta(description="Absolute URL of the first page, same filters")]
-    next: Annotated[
-        str | None,
-        msgspec.Meta(
-            description="Absolute URL of the next page (carries `page_token`); null on "
-            "the last page. Follow it as given."
-        ),
-    ]
-
-
-class Meta(msgspec.Struct):
-    path: str
-    per_page: int
-    returned: int
+from views.pages import Links, Meta
 
 
 def _range(least: int, most: int) -> msgspec.Meta:

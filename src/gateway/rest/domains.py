@@ -12,14 +12,14 @@ from litestar.params import Parameter
 from domain.domains import STATUSES
 from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from gateway.rest.vocabulary import Suite
+from schema.vocabulary import Suite
 from services.domains.renewals import __doc__ as RENEWAL_RULES
 from services.domains.renewals import set_auto_renew
 from services.domains.use_cases import __doc__ as AVAILABILITY_RULES
 from services.domains.use_cases import check_availability, get_domain, render_rows
+from views.pages import Links, Meta
 
 CATEGORIES = ("inventory", "connected")
 

@@ -12,12 +12,13 @@ from litestar.params import Parameter
 
 from domain.errors import NotFound, invalid
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.vocabulary import EventType
+from schema.rules import HttpsUrl
+from views.pages import Links, Meta
 from webhooks.catalog import EVENT_TYPES
 from webhooks.deliveries import STATUSES, redeliver
 from webhooks.endpoints import endpoints_of

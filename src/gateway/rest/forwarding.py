@@ -11,7 +11,8 @@ from litestar import Controller, Request, Response, get, post
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
-from gateway.rest.schema_notes import HttpUrl, ResponseDoc, documented
+from gateway.rest.schema_notes import ResponseDoc
+from schema.rules import HttpUrl, documented
 from services.domains.forwarding import MAX_DOMAINS, load_job, submit
 from services.domains.forwarding import __doc__ as FORWARDING_RULES
 

@@ -12,14 +12,15 @@ from litestar.params import Parameter
 from domain.errors import invalid
 from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
-from gateway.rest.vocabulary import ImportItemStatus, ImportJobStatus
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
+from schema.rules import NON_EMPTY_ITEM, documented
+from schema.vocabulary import ImportItemStatus, ImportJobStatus
 from services.domains.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
 from services.domains.imports import __doc__ as IMPORT_RULES
+from views.pages import Links, Meta
 
 JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
 

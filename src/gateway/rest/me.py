@@ -14,7 +14,7 @@ from litestar import Controller, Request, get
 
 from gateway.rest.auth import authorize_off_loop, principal_of
 from gateway.rest.errors import send_raw_error
-from gateway.rest.vocabulary import Environment, Preset
+from schema.vocabulary import Environment, Preset
 from services.accounts.keys import Principal
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from litestar import Request
 
 from domain.errors import invalid
 from gateway.rest.errors import clean_msgspec_message, field_from_msgspec
-from gateway.rest.schema_notes import HttpUrl, NonEmpty
+from schema.rules import HttpUrl, NonEmpty
 
 
 class Destination(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

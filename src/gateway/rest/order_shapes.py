@@ -8,9 +8,8 @@ from typing import Any
 import msgspec
 
 from domain.orders import ItemSource
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.schema_notes import ResponseDoc
-from gateway.rest.vocabulary import (
+from schema.vocabulary import (
     ActionStatus,
     Active,
     DomainStatus,
@@ -20,6 +19,7 @@ from gateway.rest.vocabulary import (
     Provider,
     Suite,
 )
+from views.pages import Links, Meta
 
 
 class Inbox(msgspec.Struct):

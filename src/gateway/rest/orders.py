@@ -24,9 +24,10 @@ from gateway.rest.order_shapes import (
     OrderOut,
     PendingActionOut,
 )
-from gateway.rest.schema_notes import HttpsUrl, ResponseDoc
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from schema.rules import HttpsUrl
 from services.orders.use_cases import cancel_order, get_order, place_order, resolve_action
 
 STATUSES = (

@@ -13,18 +13,19 @@ from litestar.params import Parameter
 from domain.errors import invalid
 from domain.pool_domains import CONDITIONS
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NON_EMPTY_ITEM, ResponseDoc, documented
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import PROMOTION_NOTE
 from projections.pool import condition_clause, render_pool_row
+from schema.rules import NON_EMPTY_ITEM, documented
 from services.fulfillment.burned_domains import load_burned_job
 from services.pool import attach as pool_attach
 from services.pool import inventory as pool_inventory
 from services.pool.attach import MAX_QUANTITY
 from services.pool.inventory import MAX_DOMAINS
 from services.pool.replacements import load_replacement
+from views.pages import Links, Meta
 from webhooks.pool_events import __doc__ as POOL_EVENTS
 
 ATTACH_IDEMPOTENCY = (

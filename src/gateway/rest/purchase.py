@@ -13,9 +13,9 @@ from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.lists import container_of
 from gateway.rest.order_bodies import decode_body
 from gateway.rest.order_shapes import ONE_ORDER
-from gateway.rest.schema_notes import NonEmpty
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
+from schema.rules import NonEmpty
 from services.domains.purchase import __doc__ as PURCHASE_RULES
 from services.domains.purchase import purchase_domains
 

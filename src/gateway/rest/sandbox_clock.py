@@ -14,8 +14,9 @@ from domain.sandbox_clocks import MAX_ADVANCE_SECONDS
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
-from gateway.rest.schema_notes import ResponseDoc, documented
+from gateway.rest.schema_notes import ResponseDoc
 from infra.clock import SANDBOX
+from schema.rules import documented
 from services.accounts.keys import Principal
 from services.sandbox.clock import advance_clock, clock_view, seconds_to
 

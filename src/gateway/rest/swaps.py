@@ -14,17 +14,18 @@ from litestar.params import Parameter
 from domain.errors import invalid
 from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.order_bodies import Persona
-from gateway.rest.schema_notes import ResponseDoc, documented
-from gateway.rest.vocabulary import Active, Environment, Suite, SwapStatus, SwapType
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from schema.rules import documented
+from schema.vocabulary import Active, Environment, Suite, SwapStatus, SwapType
 from services.swaps.plan import MAX_PERSONAS
 from services.swaps.plan import __doc__ as SWAP_RULES
 from services.swaps.steps import __doc__ as SWAP_STEPS_RULES
 from services.swaps.use_cases import create_swap, get_swap, rename_user_names
+from views.pages import Links, Meta
 from views.swaps import OldDomainStatus
 
 

@@ -9,11 +9,12 @@ import msgspec
 from litestar import Controller, Request, get, post
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, memory_page
-from gateway.rest.schema_notes import ResponseDoc, documented
+from gateway.rest.schema_notes import ResponseDoc
+from schema.rules import documented
 from services.domains.generation import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, generate, tld_catalog
 from services.domains.generation import __doc__ as GENERATION_RULES
+from views.pages import Links, Meta
 
 # Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
 # the spec-7 envelope with its own message and `field`; msgspec does not enforce them.

@@ -3,53 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import NonEmpty, ResponseDoc, documented
-from gateway.rest.vocabulary import Active, Provider
+from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import PROVIDER_ERRORS, UNKNOWN_WORKSPACE
-from services.accounts.users import create_user, load_user, user_view
-from services.accounts.workspaces import EMAIL, MAX_TEXT
-
-
-class CreateUserBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    workspace_id: str
-    email: Annotated[str, documented(pattern=EMAIL.pattern, max_length=MAX_TEXT)]
-    first_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
-    last_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
-
-
-class SequencerLink(msgspec.Struct):
-    provider: Provider
-    client_id: int
-
-
-class UserOut(msgspec.Struct, kw_only=True):
-    id: str
-    email: str
-    first_name: str
-    last_name: str
-    status: Active
-    sequencer: SequencerLink
-    workspace_id: str
-    created_at: str
-
-
-class UserResponse(msgspec.Struct):
-    data: UserOut
-
-
-class UserPage(msgspec.Struct):
-    data: list[UserOut]
-    links: Links
-    meta: Meta
+from services.accounts.commands import CreateUser
+from services.accounts.users import create_user, get_user
+from views.users import UserPage, UserResponse
 
 
 class UsersController(Controller):
@@ -70,22 +36,13 @@ class UsersController(Controller):
             **PROVIDER_ERRORS,
         },
     )
-    async def create(self, request: Request[Any, Any, Any], data: CreateUserBody) -> Response[Any]:
+    async def create(
+        self, request: Request[Any, Any, Any], data: CreateUser
+    ) -> Response[UserResponse]:
         principal = principal_of(request)
         container = container_of(request)
         return await maybe_idempotent(
-            request,
-            lambda: {
-                "data": create_user(
-                    container,
-                    principal.org_id,
-                    principal.environment,
-                    workspace_id=data.workspace_id,
-                    email=data.email,
-                    first_name=data.first_name,
-                    last_name=data.last_name,
-                )
-            },
+            request, lambda: UserResponse(create_user(container, principal, data))
         )
 
     @get(
@@ -121,6 +78,4 @@ class UsersController(Controller):
         description="A user (`usr_`) of a workspace, with its link to the sequencing provider.",
     )
     async def get_user(self, request: Request[Any, Any, Any], user_id: str) -> UserResponse:
-        principal = principal_of(request)
-        user = load_user(container_of(request), principal.org_id, principal.environment, user_id)
-        return msgspec.convert({"data": user_view(user)}, UserResponse)
+        return UserResponse(get_user(container_of(request), principal_of(request), user_id))

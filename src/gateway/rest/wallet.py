@@ -8,10 +8,10 @@ import msgspec
 from litestar import Controller, Request, get
 
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.lists import container_of, memory_page
 from gateway.rest.schema_notes import ResponseDoc
 from services.accounts.wallet import load_wallet, wallet_view
+from views.pages import Links, Meta
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
 # document gives this status the error envelope, like every other error status.

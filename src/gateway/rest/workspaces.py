@@ -16,17 +16,18 @@ from litestar.params import Parameter
 from domain.errors import invalid
 from domain.workspaces import PROVIDERS
 from gateway.rest.auth import principal_of
-from gateway.rest.bundles import Links, Meta
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.schema_notes import ResponseDoc, documented
-from gateway.rest.vocabulary import Active, Provider
+from gateway.rest.schema_notes import ResponseDoc
+from schema.rules import documented
+from schema.vocabulary import Active, Provider
 from services.accounts.workspaces import (
     create_workspace,
     load_workspace,
     update_workspace,
     workspace_view,
 )
+from views.pages import Links, Meta
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
 # allowed depends on the provider kind, and each violation names its full path

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters.sequencers import sequencers_of
 from domain.errors import DomainError, NotFound, invalid
 from domain.users import User
-from infra.clock import iso
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
+from services.accounts.commands import CreateUser
+from services.accounts.keys import Principal
 from services.accounts.workspaces import (
     EMAIL,
     MAX_TEXT,
@@ -17,6 +18,7 @@ from services.accounts.workspaces import (
     load_target_workspace,
     on_conflict_retry,
 )
+from views.users import UserOut, user_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -29,41 +31,24 @@ def load_user(container: Container, org_id: str, environment: str, user_id: str)
     return found
 
 
-def user_view(user: User) -> dict[str, Any]:
-    return {
-        "id": public_id("usr", user.id),
-        "email": user.email,
-        "first_name": user.first_name,
-        "last_name": user.last_name,
-        "status": user.status,
-        "sequencer": {"provider": user.provider, "client_id": user.client_id},
-        "workspace_id": user.workspace_id,
-        "created_at": iso(user.created_at),
-    }
+def get_user(container: Container, principal: Principal, user_id: str) -> UserOut:
+    return user_view(load_user(container, principal.org_id, principal.environment, user_id))
 
 
-def create_user(
-    container: Container,
-    org_id: str,
-    environment: str,
-    *,
-    workspace_id: str,
-    email: str,
-    first_name: str,
-    last_name: str,
-) -> dict[str, Any]:
-    email = email.strip()
+def create_user(container: Container, principal: Principal, command: CreateUser) -> UserOut:
+    org_id, environment = principal.org_id, principal.environment
+    email = command.email.strip()
     if not EMAIL.match(email) or len(email) > MAX_TEXT:
         raise invalid("email is not an email address.", "email")
-    names = {"first_name": first_name.strip(), "last_name": last_name.strip()}
+    names = {"first_name": command.first_name.strip(), "last_name": command.last_name.strip()}
     for key, value in names.items():
         if not value or len(value) > MAX_TEXT:
             raise invalid(f"{key} must be 1 to {MAX_TEXT} characters.", key)
 
-    def attempt() -> dict[str, Any]:
+    def attempt() -> UserOut:
         if (earlier := created_before(container, "user", User)) is not None:
             return user_view(earlier)  # saved by an earlier attempt of this request
-        workspace = load_target_workspace(container, org_id, environment, workspace_id)
+        workspace = load_target_workspace(container, org_id, environment, command.workspace_id)
         if workspace.provider != "m":
             raise DomainError(
                 "provider_not_supported",
