@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from conftest import RunningService, ServiceFactory
 from pool_support import pooled
@@ -18,6 +19,7 @@ from test_swaps import completed_order, of
 
 from infra.clock import ManualClock
 from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
+from services.accounts.commands import CreateUser
 from services.accounts.keys import Principal
 from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
@@ -57,7 +59,8 @@ def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_user(service: RunningService, principal: Principal, body: dict[str, Any]
               ) -> dict[str, Any]:
-    return create_user(service.container, principal.org_id, principal.environment, **body)
+    view = create_user(service.container, principal, msgspec.convert(body, CreateUser))
+    return msgspec.to_builtins(view)  # type: ignore[no-any-return]
 
 
 def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
