@@ -4,8 +4,9 @@ waiting on the partner, premium swaps whose old domain's warm period is over).""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import msgspec
 
 from domain.swaps import Swap
 from infra.ids import public_id
@@ -62,11 +63,11 @@ class SwapList(ReadModel):
                 swap.status,
                 swap.order_id,
                 swap.domain,
-                view["new_domain"],
+                view.new_domain,
                 swap.updated_at,
                 swap.warm_until,
                 swap.old_domain_detached_at is not None,
-                json.dumps(view),
+                msgspec.json.encode(view).decode(),
             ),
         )
 
