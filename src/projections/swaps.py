@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from domain.swaps import Swap
+from infra.database import Cursor
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from views.swaps import swap_view
@@ -72,7 +73,7 @@ class SwapList(ReadModel):
         )
 
 
-def due_swaps(cur: Any, now: float, step_seconds: float, limit: int = 50) -> list[str]:
+def due_swaps(cur: Cursor, now: float, step_seconds: float, limit: int = 50) -> list[str]:
     """Sandbox swaps not yet run, and live swaps whose last move is at least one step old."""
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status IN ('created', 'in_progress') "
@@ -82,7 +83,7 @@ def due_swaps(cur: Any, now: float, step_seconds: float, limit: int = 50) -> lis
     return [str(r["id"]) for r in rows]
 
 
-def waiting_swaps(cur: Any, limit: int = 50) -> list[str]:
+def waiting_swaps(cur: Cursor, limit: int = 50) -> list[str]:
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status = 'action_required' ORDER BY position LIMIT ?",
         (limit,),
@@ -90,7 +91,7 @@ def waiting_swaps(cur: Any, limit: int = 50) -> list[str]:
     return [str(r["id"]) for r in rows]
 
 
-def warm_periods_over(cur: Any, now: float, limit: int = 50) -> list[str]:
+def warm_periods_over(cur: Cursor, now: float, limit: int = 50) -> list[str]:
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status = 'completed' AND warm_until IS NOT NULL "
         "AND warm_until <= ? AND old_domain_detached = ? ORDER BY warm_until LIMIT ?",

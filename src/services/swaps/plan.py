@@ -23,6 +23,7 @@ from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, Order
 from domain.swaps import OPEN_STATES, Swap
+from infra.database import Cursor
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
@@ -64,7 +65,9 @@ def personas_of(item: dict[str, Any]) -> list[dict[str, str]]:
     return [dict(inbox["persona"]) for inbox in item.get("inboxes", [])]
 
 
-def _open_swap_on(container: Container, cur: Any, tenant: str, order_id: str, name: str) -> bool:
+def _open_swap_on(
+    container: Container, cur: Cursor, tenant: str, order_id: str, name: str
+) -> bool:
     """Whether a swap of this domain is still under way. The worker's moves reach the read
     model a moment after they are saved, so the candidates it lists are confirmed on the
     aggregates."""
@@ -90,7 +93,7 @@ def _registered(name: str) -> DomainError:
     )
 
 
-def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str, Any]:
+def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: str) -> dict[str, Any]:
     field = "new_domain"
     rows = domain_rows(cur, tenant, name)
     if rows:
@@ -123,7 +126,7 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
 
 
 def _chosen_new_domain(
-    container: Container, cur: Any, order: Order, old: dict[str, Any], suite: str
+    container: Container, cur: Cursor, order: Order, old: dict[str, Any], suite: str
 ) -> dict[str, Any]:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
@@ -182,7 +185,7 @@ def plan_swap(container: Container, principal: Principal, command: CreateSwap) -
     return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
 
 
-def _own_forwarding(cur: Any, dom_id: str) -> str | None:
+def _own_forwarding(cur: Cursor, dom_id: str) -> str | None:
     row = cur.execute("SELECT forwarding_url FROM domains WHERE id = ?", (dom_id,)).fetchone()
     return str(row["forwarding_url"]) if row and row["forwarding_url"] else None
 
