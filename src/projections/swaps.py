@@ -4,6 +4,7 @@ waiting on the partner, premium swaps whose old domain's warm period is over).""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -68,7 +69,9 @@ class SwapList(ReadModel):
                 swap.updated_at,
                 swap.warm_until,
                 swap.old_domain_detached_at is not None,
-                msgspec.json.encode(view).decode(),
+                # json.dumps text, as rows were stored before the view became a Struct: a
+                # rebuilt row and one an older process wrote are the same text.
+                json.dumps(msgspec.to_builtins(view)),
             ),
         )
 
