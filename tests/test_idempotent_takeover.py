@@ -25,6 +25,7 @@ from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
 from services.pool.attach import attach
+from services.swaps.commands import CreateSwap
 from services.swaps.use_cases import create_swap
 
 Setup = Callable[[httpx.Client], tuple[str, dict[str, Any]]]
@@ -80,7 +81,9 @@ def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_swap(service: RunningService, principal: Principal, body: dict[str, Any]
               ) -> dict[str, Any]:
-    return create_swap(service.container, principal, body)
+    view = create_swap(service.container, principal, msgspec.convert(body, CreateSwap))
+    result: dict[str, Any] = msgspec.to_builtins(view)
+    return result
 
 
 CASES = {
