@@ -35,6 +35,7 @@ from partnerapi.v2.admin_pb2 import (
 from projections.api_keys import keys_of
 from services.accounts.keys import IssuedKey
 from services.accounts.wallet import credit
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
 if TYPE_CHECKING:
@@ -167,6 +168,6 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     async def SetWebhookEndpoint(
         self, request: SetWebhookEndpointRequest, context: ServicerContext[SetWebhookEndpointRequest, SetWebhookEndpointResponse]
     ) -> SetWebhookEndpointResponse:
-        endpoints = endpoints_of(self.c)
-        endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, request.url)
-        return SetWebhookEndpointResponse(url=endpoint["url"], secret=endpoint["secret"])
+        endpoints, command = endpoints_of(self.c), SetWebhookEndpoint(url=request.url)
+        endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, command)
+        return SetWebhookEndpointResponse(url=endpoint.url, secret=endpoint.secret)
