@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from schema.event_types import EVENT_TYPES
 from schema.rules import documented
 from views.pages import Links, Meta
-from webhooks.catalog import EVENT_TYPES
 
 # Too many to spell twice: the catalog's tuple (constants only) is the list.
 EventType = Annotated[str, documented(enum=list(EVENT_TYPES))]

@@ -14,6 +14,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
+from schema.event_types import EVENT_TYPES
 from views.events import (
     EndpointResponse,
     EndpointSecretResponse,
@@ -22,7 +23,6 @@ from views.events import (
     RedeliveredResponse,
 )
 from views.pages import Links, Meta
-from webhooks.catalog import EVENT_TYPES
 from webhooks.commands import RedeliverEvents, SetWebhookEndpoint
 from webhooks.deliveries import STATUSES
 from webhooks.endpoints import endpoints_of
