@@ -25,7 +25,6 @@ from gateway.rest.events import (
     EventResponse,
 )
 from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
-from gateway.rest.orders import ResolvedActionOut, ResolvedActionResponse
 from gateway.rest.pool import (
     BurnedJobOut,
     BurnedJobResponse,
@@ -41,9 +40,15 @@ from gateway.rest.pool import (
     ReservationOut,
     ReservationResponse,
 )
-from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
 from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
 from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
+from views.orders import (
+    PriceLine,
+    QuoteOut,
+    QuoteResponse,
+    ResolvedActionOut,
+    ResolvedActionResponse,
+)
 
 
 def keys_match(item: dict[str, Any], shape: type[msgspec.Struct]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from eventsourcing.domain import DomainEvent
 
 from domain.orders import COMPLETED
@@ -49,7 +50,7 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
                 environment=swap.environment,
                 resource_id=swap.item["id"],
                 data={
-                    **domain_view(swap.item, COMPLETED),
+                    **msgspec.to_builtins(domain_view(swap.item, COMPLETED)),
                     "category": "connected",
                     "order_id": swap.order_id,
                     "swap_id": public_id("swp", swap.id),
