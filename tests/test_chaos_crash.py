@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from chaos_support import (
     DRAIN_SECONDS,
@@ -33,6 +34,7 @@ from webhook_receiver import Receiver, wait_until
 
 from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
 from runtime.container import Container
+from services.orders.commands import PlaceOrder
 from services.orders.use_cases import place_order
 
 pytestmark = [pytest.mark.postgres, pytest.mark.nats]
@@ -95,7 +97,8 @@ def test_a_retry_takes_over_the_claim_of_a_gateway_that_died(
         assert isinstance(saved_then_died, Claim) and isinstance(died_before_saving, Claim)
         token = saved_then_died.enter()
         try:
-            ghost = place_order(service.container, principal, body)
+            command = msgspec.convert(body, PlaceOrder)
+            ghost = place_order(service.container, principal, command)
         finally:
             Claim.leave(token)
 
@@ -103,12 +106,12 @@ def test_a_retry_takes_over_the_claim_of_a_gateway_that_died(
         clock.advance(CLAIM_LEASE_SECONDS + 1)
         found = place(client, body, "saved-then-died")
         assert found.status_code == 201, found.text
-        assert found.json()["data"]["id"] == ghost["id"]
+        assert found.json()["data"]["id"] == ghost.id
         fresh = place(client, body, "died-before-saving")
         assert fresh.status_code == 201, fresh.text
         again = place(client, body, "saved-then-died")
         assert again.headers["Idempotent-Replayed"] == "true"
-        assert again.json()["data"]["id"] == ghost["id"]
+        assert again.json()["data"]["id"] == ghost.id
         service.wait_projections()  # the list is a projection; replays read the aggregate
         listed = sorted(o["id"] for o in client.get("/orders").json()["data"])
-        assert listed == sorted([ghost["id"], fresh.json()["data"]["id"]])
+        assert listed == sorted([ghost.id, fresh.json()["data"]["id"]])

@@ -1,4 +1,4 @@
-"""The order shapes documented in the OpenAPI document (`gateway/rest/order_shapes.py`) are the
+"""The order shapes documented in the OpenAPI document (`views/orders.py`) are the
 shapes the service answers: real responses decode strictly into them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from conftest import RunningService
 from test_orders_sandbox import counts, new_workspace, place, settled
 from test_wallet_purchase import buy, credit
 
-from gateway.rest.order_shapes import (
+from views.orders import (
     OrderDomain,
     OrderList,
     OrderOut,

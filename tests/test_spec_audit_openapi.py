@@ -16,7 +16,6 @@ from test_wallet_purchase import credit
 
 from gateway.rest.domains import DomainOut, DomainPage, DomainResponse
 from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
-from gateway.rest.orders import ResolvedActionOut, ResolvedActionResponse
 from gateway.rest.pool import (
     BurnedJobOut,
     BurnedJobResponse,
@@ -32,7 +31,6 @@ from gateway.rest.pool import (
     ReservationOut,
     ReservationResponse,
 )
-from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
 from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
 from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
 from views.events import (
@@ -43,6 +41,13 @@ from views.events import (
     EventOut,
     EventPage,
     EventResponse,
+)
+from views.orders import (
+    PriceLine,
+    QuoteOut,
+    QuoteResponse,
+    ResolvedActionOut,
+    ResolvedActionResponse,
 )
 
 

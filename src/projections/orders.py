@@ -8,8 +8,9 @@ without scanning the event store.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import msgspec
 
 from domain.orders import ACTIVE_STATES, FAILED, Order
 from domain.pending_actions import PendingAction
@@ -53,7 +54,8 @@ class OrderList(ReadModel):
         order: Order = self._at_version(event)
         order_id = public_id("ord", order.id)
         workspace_id = order.destination["workspace_id"] if order.destination else None
-        doc = json.dumps(order_view(order))
+        # The response shape itself, so what a list answers and what one order answers agree.
+        doc = msgspec.json.encode(order_view(order)).decode()
         if type(event) is Order.Placed:
             cur.execute(
                 "INSERT INTO orders (id, tenant, position, status, workspace_id, kind, doc) "
@@ -120,7 +122,7 @@ class OrderList(ReadModel):
     @on(PendingAction.Opened, PendingAction.Resolved, PendingAction.Cancelled)
     def pending_changed(self, cur: Any, event: Any, position: int) -> None:
         action: PendingAction = self._at_version(event)
-        doc = json.dumps(pending_action_view(action))
+        doc = msgspec.json.encode(pending_action_view(action)).decode()
         cur.execute(
             "INSERT INTO pending_actions (id, tenant, position, order_id, status, doc) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = ?, doc = ?",

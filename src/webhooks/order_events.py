@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from domain.domains import NAMESERVERS_NOT_POINTED, listed_source, usable_for
 from domain.order_steps import NAMESERVERS
 from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
@@ -35,7 +37,7 @@ def _brief(order: Order, **extra: Any) -> dict[str, Any]:
     return {
         "id": public_id("ord", order.id),
         "status": order.status,
-        "destination": destination_view(order),
+        "destination": msgspec.to_builtins(destination_view(order)),
         **extra,
     }
 
@@ -49,7 +51,8 @@ def in_progress(event: Any, store: EventStore) -> list[PublicEvent]:
 @maps(Order.Completed)
 def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
-    events = [_event(order, "order.completed", order_view(order), event.at)]
+    view: dict[str, Any] = msgspec.to_builtins(order_view(order))
+    events = [_event(order, "order.completed", view, event.at)]
     if order.kind == PURCHASE:
         return events
     for item in order.domains:
@@ -79,7 +82,7 @@ def _forwarding_refused(order: Order, item: dict[str, Any]) -> dict[str, Any]:
 def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
     """An order's domain as `GET /domains` shows a connected row."""
     return {
-        **domain_view(item, order.status),
+        **msgspec.to_builtins(domain_view(item, order.status)),
         "category": "connected",
         "source": listed_source(item),
         "order_id": public_id("ord", order.id),

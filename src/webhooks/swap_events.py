@@ -50,7 +50,7 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
                 environment=swap.environment,
                 resource_id=swap.item["id"],
                 data={
-                    **domain_view(swap.item, COMPLETED),
+                    **msgspec.to_builtins(domain_view(swap.item, COMPLETED)),
                     "category": "connected",
                     "order_id": swap.order_id,
                     "swap_id": public_id("swp", swap.id),

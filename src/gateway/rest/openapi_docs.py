@@ -27,8 +27,8 @@ from gateway.rest.openapi_names import (
 )
 from gateway.rest.openapi_webhooks import ENVELOPE as WEBHOOK_ENVELOPE
 from gateway.rest.openapi_webhooks import webhooks_section
-from gateway.rest.order_bodies import OrderBody
 from gateway.rest.purchase import PurchaseBody
+from services.orders.commands import PlaceOrder
 
 ENVELOPE_NAME = "ErrorEnvelope"
 ENVELOPE_REF = {"$ref": f"#/components/schemas/{ENVELOPE_NAME}"}
@@ -124,8 +124,8 @@ DOMAIN_LIST_LIMITS: dict[str, dict[str, Any]] = {
 }
 
 HAND_DECODED_BODIES: dict[str, type[msgspec.Struct]] = {
-    "createOrder": OrderBody,
-    "createQuote": OrderBody,
+    "createOrder": PlaceOrder,
+    "createQuote": PlaceOrder,
     "purchaseDomains": PurchaseBody,
 }
 # operationId -> whether the header is required (else honoured when sent).

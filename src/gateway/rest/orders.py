@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import anyio
@@ -15,20 +14,21 @@ from domain.orders import SOURCE_STATES
 from domain.pending_actions import ACTION_STATUSES
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
+from gateway.rest.json_bodies import decode_body
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import OrderBody, decode_body
-from gateway.rest.order_shapes import (
-    ONE_ORDER,
-    ORDER_PAGE,
-    PENDING_PAGE,
-    OrderOut,
-    PendingActionOut,
-)
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
-from schema.rules import HttpsUrl
+from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.use_cases import cancel_order, get_order, place_order, resolve_action
+from views.orders import (
+    OrderList,
+    OrderOut,
+    OrderResponse,
+    PendingActionList,
+    PendingActionOut,
+    ResolvedActionResponse,
+)
 
 STATUSES = (
     "in_progress",
@@ -50,19 +50,11 @@ StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUS
 ActionStatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(ACTION_STATUSES)})]
 
 
-class ResolvedActionOut(PendingActionOut):
-    """The resolved pending action, with its order as it stands after resuming."""
-
-    order: OrderOut
-
-
-class ResolvedActionResponse(msgspec.Struct):
-    data: ResolvedActionOut
-
-
-class ResolveBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    profile_picture_url: HttpsUrl | None = None
-
+ONE_ORDER = ResponseDoc(OrderResponse, description="The order")
+ORDER_PAGE = ResponseDoc(OrderList, description="A page of orders")
+PENDING_PAGE = ResponseDoc(PendingActionList, description="A page of pending actions")
+# No body at all is `{}`: a nameservers action needs no input, as a cancel needs none.
+NO_INPUT = ResolvePendingAction()
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
 UNKNOWN_TARGET: dict[int, ResponseDoc] = {
@@ -110,13 +102,15 @@ class OrdersController(Controller):
         ),
         responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_TARGET, **LOGIN_REFUSED},
     )
-    async def create(self, request: Request[Any, Any, Any]) -> Response[Any]:
+    async def create(self, request: Request[Any, Any, Any]) -> Response[OrderResponse]:
         principal = principal_of(request)
         container = container_of(request)
         require_idempotency_key(request)
-        body = msgspec.to_builtins(await decode_body(request, OrderBody))
+        command = await decode_body(request, PlaceOrder)
         return await idempotent(
-            request, lambda: {"data": place_order(container, principal, body)}, status_code=201
+            request,
+            lambda: OrderResponse(place_order(container, principal, command)),
+            status_code=201,
         )
 
     @get(
@@ -132,10 +126,10 @@ class OrdersController(Controller):
         workspace_id: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> OrderList:
         if status is not None and status not in STATUSES:
             raise invalid(f"status must be one of {', '.join(STATUSES)}.", "status")
-        return list_page(
+        page = list_page(
             request,
             table="orders",
             where=[
@@ -146,8 +140,9 @@ class OrdersController(Controller):
             filters={"status": status, "workspace_id": workspace_id},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: json.loads(row["doc"]),
+            render=lambda row: msgspec.json.decode(row["doc"], type=OrderOut),
         )
+        return msgspec.convert(page, OrderList)
 
     @get(
         "/pending",
@@ -164,10 +159,10 @@ class OrdersController(Controller):
         status: ActionStatusFilter = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> PendingActionList:
         if status is not None and status not in ACTION_STATUSES:
             raise invalid(f"status must be one of {', '.join(ACTION_STATUSES)}.", "status")
-        return list_page(
+        page = list_page(
             request,
             table="pending_actions",
             where=[
@@ -178,8 +173,9 @@ class OrdersController(Controller):
             filters={"order_id": order_id, "status": status},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: json.loads(row["doc"]),
+            render=lambda row: msgspec.json.decode(row["doc"], type=PendingActionOut),
         )
+        return msgspec.convert(page, PendingActionList)
 
     @post(
         "/pending/{action_id:str}/resolve",
@@ -199,16 +195,18 @@ class OrdersController(Controller):
         },
     )
     async def resolve(
-        self, request: Request[Any, Any, Any], action_id: str, data: ResolveBody | None = None
-    ) -> dict[str, Any]:
+        self,
+        request: Request[Any, Any, Any],
+        action_id: str,
+        data: ResolvePendingAction | None = None,
+    ) -> ResolvedActionResponse:
         principal = principal_of(request)
         container = container_of(request)
-        # No body at all is `{}`: a nameservers action needs no input, as a cancel needs none.
-        body = msgspec.to_builtins(data) if data is not None else {}
+        command = NO_INPUT if data is None else data
         view = await anyio.to_thread.run_sync(
-            lambda: resolve_action(container, principal, action_id, body)
+            lambda: resolve_action(container, principal, action_id, command)
         )
-        return {"data": view}
+        return ResolvedActionResponse(view)
 
     @get(
         "/{order_id:str}",
@@ -219,11 +217,11 @@ class OrdersController(Controller):
         summary="One order",
         responses={200: ONE_ORDER},
     )
-    async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
+    async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> OrderResponse:
         container = container_of(request)
         principal = principal_of(request)
         view = await anyio.to_thread.run_sync(lambda: get_order(container, principal, order_id))
-        return {"data": view}
+        return OrderResponse(view)
 
     @post(
         "/{order_id:str}/cancel",
@@ -242,8 +240,8 @@ class OrdersController(Controller):
         status_code=200,
         responses={200: ONE_ORDER},
     )
-    async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> dict[str, Any]:
+    async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> OrderResponse:
         container = container_of(request)
         principal = principal_of(request)
         view = await anyio.to_thread.run_sync(lambda: cancel_order(container, principal, order_id))
-        return {"data": view}
+        return OrderResponse(view)

@@ -10,9 +10,9 @@ from litestar import Controller, Request, Response, post
 from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
+from gateway.rest.json_bodies import decode_body
 from gateway.rest.lists import container_of
-from gateway.rest.order_bodies import decode_body
-from gateway.rest.order_shapes import ONE_ORDER
+from gateway.rest.orders import ONE_ORDER
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
 from schema.rules import NonEmpty

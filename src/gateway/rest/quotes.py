@@ -2,49 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import anyio
-import msgspec
 from litestar import Controller, Request, post
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.json_bodies import decode_body
 from gateway.rest.lists import container_of
-from gateway.rest.order_bodies import OrderBody, decode_body
 from gateway.rest.orders import UNKNOWN_TARGET
 from gateway.rest.schema_notes import ResponseDoc
 from services.catalog.pricing import __doc__ as PRICES
+from services.orders.commands import PlaceOrder
 from services.orders.use_cases import quote
-
-
-class PriceLine(msgspec.Struct, kw_only=True):
-    """One priced line: `license` lines carry `suite`, `domain_registration` lines `domain`."""
-
-    type: Literal["license", "domain_registration"]
-    quantity: int
-    unit_price_cents: int
-    amount_cents: int
-    suite: Literal["suite_a", "suite_b"] | msgspec.UnsetType = msgspec.UNSET
-    domain: str | msgspec.UnsetType = msgspec.UNSET
-
-
-class QuoteOut(msgspec.Struct, kw_only=True):
-    """The price of an order body; the two wallet fields are answered by live keys only."""
-
-    currency: str
-    total_cents: int
-    price_cents: int  # equal to total_cents: the name an order carries its price under
-    lines: list[PriceLine]
-    environment: Literal["test", "live"]
-    billed: bool  # true on live keys: the order would be charged to the wallet
-    domains_to_register: int
-    domains_from_inventory: int
-    wallet_balance_cents: int | msgspec.UnsetType = msgspec.UNSET
-    covered_by_wallet: bool | msgspec.UnsetType = msgspec.UNSET
-
-
-class QuoteResponse(msgspec.Struct):
-    data: QuoteOut
+from views.orders import QuoteResponse
 
 
 class QuotesController(Controller):
@@ -65,9 +36,9 @@ class QuotesController(Controller):
             **UNKNOWN_TARGET,
         },
     )
-    async def create(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def create(self, request: Request[Any, Any, Any]) -> QuoteResponse:
         principal = principal_of(request)
         container = container_of(request)
-        body = msgspec.to_builtins(await decode_body(request, OrderBody))
-        result = await anyio.to_thread.run_sync(lambda: quote(container, principal, body))
-        return {"data": result}
+        command = await decode_body(request, PlaceOrder)
+        result = await anyio.to_thread.run_sync(lambda: quote(container, principal, command))
+        return QuoteResponse(result)

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 from litestar import Request
 
 from domain.errors import invalid
-from gateway.rest.order_bodies import TOO_DEEP
+from gateway.rest.json_bodies import TOO_DEEP
 
 _BODILESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 

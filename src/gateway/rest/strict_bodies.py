@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from litestar import Request
 
-from gateway.rest.order_bodies import decode_body
+from gateway.rest.json_bodies import decode_body
 from gateway.rest.repeated_keys import refuse_repeated_keys
 from gateway.rest.text_rules import refuse_nul_characters
 

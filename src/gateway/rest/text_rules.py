@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 from litestar import Request
 
 from domain.errors import invalid
-from gateway.rest.order_bodies import TOO_DEEP
+from gateway.rest.json_bodies import TOO_DEEP
 
 MESSAGE = "Text must not contain NUL (U+0000) characters."
 

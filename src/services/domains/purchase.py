@@ -31,6 +31,7 @@ from services.catalog.pricing import price_of, registration_price
 from services.domains.claims import DomainsHeld
 from services.orders.plan import new_domain_item, normalize_domain
 from services.orders.use_cases import accept
+from views.orders import OrderOut
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 MAX_DOMAINS = 50
 
 
-def purchase_domains(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def purchase_domains(container: Container, principal: Principal, body: dict[str, Any]) -> OrderOut:
     if principal.environment != "live":
         raise DomainError(
             "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
@@ -118,7 +119,7 @@ def _accept(
     customer_id: str | None,
     items: list[dict[str, Any]],
     price: dict[str, Any],
-) -> dict[str, Any]:
+) -> OrderOut:
     return accept(
         container,
         principal,

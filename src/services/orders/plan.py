@@ -33,6 +33,7 @@ from projections.orders import domain_rows, owned_free_domains
 from services.accounts.workspaces import check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
 from services.catalog.pricing import price_of, registration_price
+from services.orders.commands import Destination, NamedDomain, PlaceOrder, SuiteCounts
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 if TYPE_CHECKING:
@@ -87,10 +88,11 @@ def new_domain_item(
 
 
 def _shape(
-    container: Container, org_id: str, env: str, body: dict[str, Any]
+    container: Container, org_id: str, env: str, command: PlaceOrder
 ) -> tuple[dict[str, dict[str, int]], str | None]:
-    counts: dict[str, dict[str, Any]] = {s: body[s] for s in SUITES if body.get(s) is not None}
-    bundle_id = body.get("bundle_id")
+    sent = {"suite_a": command.suite_a, "suite_b": command.suite_b}
+    counts: dict[str, SuiteCounts] = {s: c for s, c in sent.items() if c is not None}
+    bundle_id = command.bundle_id
     if bundle_id is not None and counts:
         raise DomainError(
             "order_shape_conflict",
@@ -121,7 +123,7 @@ def _shape(
         return {s: c for s, c in shape.items() if c["domains"]}, bundle_id
     shape = {}
     for suite, given in counts.items():
-        domains, per = int(given["domains"]), int(given["inboxes_per_domain"])
+        domains, per = given.domains, given.inboxes_per_domain
         if not 0 <= domains <= MAX_DOMAINS_PER_SUITE:
             raise invalid(f"domains must be 0..{MAX_DOMAINS_PER_SUITE}.", f"{suite}.domains")
         if not 1 <= per <= MAX_INBOXES_PER_DOMAIN:
@@ -140,18 +142,17 @@ def _destination(
     container: Container,
     org_id: str,
     env: str,
-    body: dict[str, Any],
-    shape: dict[str, Any],
+    sent: Destination,
+    shape: dict[str, dict[str, int]],
     check_login: bool,
 ) -> tuple[dict[str, Any], Workspace]:
-    sent = body["destination"]
     workspace = load_target_workspace(
-        container, org_id, env, sent["workspace_id"], "destination.workspace_id"
+        container, org_id, env, sent.workspace_id, "destination.workspace_id"
     )
-    client_id = sent.get("client_id")
+    client_id = sent.client_id
     if client_id is not None:
         check_client(workspace, client_id)
-    email, password = sent.get("email"), sent.get("password")
+    email, password = sent.email, sent.password
     if (email is not None or password is not None) and workspace.provider != "i":
         raise invalid(
             "Orders never accept a login pair, except on a kind i destination.",
@@ -171,7 +172,7 @@ def _destination(
             "add it with PATCH /workspaces/{id}.",
             field="destination.workspace_id",
         )
-    destination = {
+    destination: dict[str, Any] = {
         "workspace_id": public_id("wrk", workspace.id),
         "client_id": client_id,
         "provider": workspace.provider,
@@ -245,18 +246,18 @@ def _generated_name(workspace: Workspace) -> str:
     return f"get{base}{secrets.token_hex(3)}.com"
 
 
-def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> list[str]:
+def _check_named_shape(named: list[NamedDomain], shape: dict[str, dict[str, int]]) -> list[str]:
     """The body's own consistency (names unique, per-suite counts) before any lookup, so a
     shape error is reported as such whatever the domains' ownership. Returns the normalized
     names, in the body's order."""
     names: list[str] = []
     for index, entry in enumerate(named):
         field = f"domains[{index}].domain"
-        name = normalize_domain(entry["domain"], field)
+        name = normalize_domain(entry.domain, field)
         if name in names:
             raise invalid(f"{name} is named twice.", field)
         names.append(name)
-        suite = entry["suite"]
+        suite: str = entry.suite
         if suite not in shape:
             raise DomainError(
                 "domain_count_mismatch",
@@ -265,7 +266,7 @@ def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> li
                 details={"suite": suite, "expected": 0},
             )
     for suite, counts in shape.items():
-        given = sum(1 for entry in named if entry["suite"] == suite)
+        given = sum(1 for entry in named if entry.suite == suite)
         if given and given != counts["domains"]:
             raise DomainError(
                 "domain_count_mismatch",
@@ -279,18 +280,17 @@ def _check_named_shape(named: list[dict[str, Any]], shape: dict[str, Any]) -> li
 def _domains(
     container: Container,
     tenant: str,
-    body: dict[str, Any],
-    shape: dict[str, Any],
+    named: list[NamedDomain],
+    shape: dict[str, dict[str, int]],
     workspace: Workspace,
     exclude: Collection[str],
 ) -> list[dict[str, Any]]:
-    named = body.get("domains") or []
     items: list[dict[str, Any]] = []
     names = _check_named_shape(named, shape)
     with container.read_db.read() as cur:
         for index, (entry, name) in enumerate(zip(named, names, strict=True)):
             field = f"domains[{index}].domain"
-            suite = entry["suite"]
+            suite: str = entry.suite
             # Each statement reads what is committed when it runs, and the projections commit
             # an order's rows with the domain status the order causes. Reading the import first
             # means a commit in between shows the order (refused as held), never the status
@@ -358,7 +358,7 @@ def plan_order(
     container: Container,
     org_id: str,
     environment: str,
-    body: dict[str, Any],
+    command: PlaceOrder,
     *,
     exclude: Collection[str] = (),
     placing: bool = True,
@@ -366,19 +366,19 @@ def plan_order(
     """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile). A
     quote (`placing` False) does not try the login pair with the provider: a `limited` key
     could otherwise test passwords against the customer's sequencer account."""
-    shape, bundle_id = _shape(container, org_id, environment, body)
+    shape, bundle_id = _shape(container, org_id, environment, command)
     destination, workspace = _destination(
-        container, org_id, environment, body, shape, check_login=placing
+        container, org_id, environment, command.destination, shape, check_login=placing
     )
-    domains = _domains(container, f"{org_id}:{environment}", body, shape, workspace, exclude)
-    personas = body.get("personas") or []
-    for index, persona in enumerate(personas):
-        for key in ("first_name", "last_name"):
-            if not str(persona.get(key, "")).strip():
+    tenant = f"{org_id}:{environment}"
+    domains = _domains(container, tenant, command.domains or [], shape, workspace, exclude)
+    for index, persona in enumerate(command.personas or []):
+        for key, value in (("first_name", persona.first_name), ("last_name", persona.last_name)):
+            if not value.strip():
                 raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
     # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
     # picture URL to `action_required` (a pending action), not to a 400.
-    url = body.get("forwarding_url")
+    url = command.forwarding_url
     if url is not None:
         if not FORWARDING_URL.match(url):
             raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")

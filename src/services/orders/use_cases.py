@@ -11,8 +11,8 @@ price, nothing recorded). Failure and cancellation before completion refund what
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from eventsourcing.domain import Aggregate
 
@@ -22,13 +22,22 @@ from domain.orders import ORDER, Order, never_registered
 from domain.pending_actions import PendingAction
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
+from schema.vocabulary import Environment
 from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
 from services.domains.claims import DomainsHeld, claim_domains
 from services.orders import steps
+from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.plan import Plan, plan_order
 from services.pool.leaving import leave_pool
-from views.orders import order_view, pending_action_view
+from views.orders import (
+    OrderOut,
+    PriceLine,
+    QuoteOut,
+    ResolvedActionOut,
+    order_view,
+    resolved_action_view,
+)
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -37,38 +46,41 @@ PLACEMENT_ATTEMPTS = 3
 
 
 
-def quote(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    plan = plan_order(container, principal.org_id, principal.environment, body, placing=False)
-    result: dict[str, Any] = {
-        **plan.price,
+def quote(container: Container, principal: Principal, command: PlaceOrder) -> QuoteOut:
+    plan = plan_order(container, principal.org_id, principal.environment, command, placing=False)
+    total = plan.price["total_cents"]
+    result = QuoteOut(
+        currency=plan.price["currency"],
+        total_cents=total,
+        lines=[PriceLine(**line) for line in plan.price["lines"]],
         # The name the order carries its price under, so the two compare directly.
-        "price_cents": plan.price["total_cents"],
-        "environment": principal.environment,
-        "billed": principal.environment == "live",
-        "domains_to_register": sum(1 for d in plan.domains if d["source"] == "generated"),
-        "domains_from_inventory": sum(1 for d in plan.domains if d["source"] != "generated"),
-    }
+        price_cents=total,
+        environment=cast(Environment, principal.environment),
+        billed=principal.environment == "live",
+        domains_to_register=sum(1 for d in plan.domains if d["source"] == "generated"),
+        domains_from_inventory=sum(1 for d in plan.domains if d["source"] != "generated"),
+    )
     if principal.environment == "live":
         balance = load_wallet(container, principal.org_id, "live").balance_cents
-        result["wallet_balance_cents"] = balance
-        result["covered_by_wallet"] = balance >= plan.price["total_cents"]
+        result.wallet_balance_cents = balance
+        result.covered_by_wallet = balance >= total
     return result
 
 
-def placed_before(container: Container) -> dict[str, Any] | None:
+def placed_before(container: Container) -> OrderOut | None:
     """The order an earlier attempt of this idempotent request saved before its process died."""
     found = created_before(container, "order", Order)
     return None if found is None else order_view(found)
 
 
-def place_order(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def place_order(container: Container, principal: Principal, command: PlaceOrder) -> OrderOut:
     taken_meanwhile: set[str] = set()
     for _ in range(PLACEMENT_ATTEMPTS):
         plan = plan_order(
-            container, principal.org_id, principal.environment, body, exclude=taken_meanwhile
+            container, principal.org_id, principal.environment, command, exclude=taken_meanwhile
         )
         try:
-            return _accept_plan(container, principal, body, plan)
+            return _accept_plan(container, principal, command, plan)
         except DomainsHeld as held:
             _refuse_named(plan, held.names)
             # Another order took inventory picked for this one: pick again without them.
@@ -92,8 +104,8 @@ def _refuse_named(plan: Plan, held: list[str]) -> None:
 
 
 def _accept_plan(
-    container: Container, principal: Principal, body: dict[str, Any], plan: Plan
-) -> dict[str, Any]:
+    container: Container, principal: Principal, command: PlaceOrder, plan: Plan
+) -> OrderOut:
     return accept(
         container,
         principal,
@@ -107,11 +119,11 @@ def _accept_plan(
             shape=plan.shape,
             domains=plan.domains,
             personas=[
-                {"first_name": p["first_name"].strip(), "last_name": p["last_name"].strip()}
-                for p in body.get("personas") or []
+                {"first_name": p.first_name.strip(), "last_name": p.last_name.strip()}
+                for p in command.personas or []
             ],
-            profile_picture_url=body.get("profile_picture_url"),
-            forwarding_url=body.get("forwarding_url"),
+            profile_picture_url=command.profile_picture_url,
+            forwarding_url=command.forwarding_url,
             price=plan.price,
             charged_cents=charged,
             created_at=at,
@@ -120,18 +132,23 @@ def _accept_plan(
     )
 
 
-def accept(container: Container, principal: Principal, build: Any, price_cents: int) -> dict[str, Any]:
+def accept(
+    container: Container,
+    principal: Principal,
+    build: Callable[[float, int], Order],
+    price_cents: int,
+) -> OrderOut:
     """Record the accepted order, `in_progress`: live charges the wallet in the same save (the
     worker runs the steps of both). `build(at, charged_cents)` makes the Order. The order takes the placement
     lock of every domain it did not just make up (DomainsHeld when another order in progress
     holds one)."""
 
-    def run() -> dict[str, Any]:
+    def run() -> OrderOut:
         if (placed := placed_before(container)) is not None:
             return placed  # a concurrent retry of the same request saved it first
         at = container.clock.now()
         live = principal.environment == "live"
-        order: Order = build(at, price_cents if live else 0)  # its id: domain.creation_ids
+        order = build(at, price_cents if live else 0)  # its id: domain.creation_ids
         owned = [item["domain"] for item in order.domains if item["source"] != "generated"]
         aggregates: list[Aggregate] = [order, *claim_domains(container, order, owned, at)]
         if live:
@@ -207,12 +224,12 @@ def load_order(container: Container, principal: Principal, order_id: str) -> Ord
     return found
 
 
-def get_order(container: Container, principal: Principal, order_id: str) -> dict[str, Any]:
+def get_order(container: Container, principal: Principal, order_id: str) -> OrderOut:
     return order_view(load_order(container, principal, order_id))
 
 
-def cancel_order(container: Container, principal: Principal, order_id: str) -> dict[str, Any]:
-    def run() -> dict[str, Any]:
+def cancel_order(container: Container, principal: Principal, order_id: str) -> OrderOut:
+    def run() -> OrderOut:
         order = load_order(container, principal, order_id)
         at = container.clock.now()
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
@@ -264,15 +281,15 @@ def load_action(container: Container, principal: Principal, action_id: str) -> P
 
 
 def resolve_action(
-    container: Container, principal: Principal, action_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+    container: Container, principal: Principal, action_id: str, command: ResolvePendingAction
+) -> ResolvedActionOut:
     """Unblock an order: a new public `profile_picture_url`, or (kind `nameservers`, empty
     body) the partner's word that the nameservers are set, which the DNS must confirm."""
-    url = body.get("profile_picture_url")
+    url = command.profile_picture_url
     if url is not None and (problem := profile_picture_problem(url)) is not None:
         raise invalid(problem, "profile_picture_url")
 
-    def run() -> dict[str, Any]:
+    def run() -> ResolvedActionOut:
         action = load_action(container, principal, action_id)
         order = load_order(container, principal, action.order_id)
         at = container.clock.now()
@@ -289,7 +306,7 @@ def resolve_action(
             order.resume(url, at)
         # `in_progress` again: the worker goes on from here (a sandbox order at once).
         container.unit_of_work.save(action, order)
-        return {**pending_action_view(action), "order": order_view(order)}
+        return resolved_action_view(action, order)
 
     return container.unit_of_work.retrying(run)
 

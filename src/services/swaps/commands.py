@@ -6,10 +6,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-# The orders' persona shape (one `Persona` in the OpenAPI document); it leaves the gateway
-# with the orders' commands.
-from gateway.rest.order_bodies import Persona
 from schema.rules import documented
+from services.orders.commands import Persona  # one `Persona` in the OpenAPI document
 
 MAX_PERSONAS = 50
 

@@ -1,50 +1,17 @@
-"""Request bodies of `POST /orders` and `POST /quotes` (one shape, decisions.md section 3)."""
+"""Decoding a request body by hand, for the full dot path in `field` (`POST /orders` and
+`POST /quotes` decode `services.orders.commands.PlaceOrder` with it, decisions.md section 3)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from litestar import Request
 
 from domain.errors import invalid
 from gateway.rest.errors import clean_msgspec_message, field_from_msgspec
-from schema.rules import HttpUrl, NonEmpty
 
-
-class Destination(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    workspace_id: str
-    client_id: int | None = None
-    # Kind i only: the sequencer login for this order; never returned.
-    email: str | None = None
-    password: str | None = None
-
-
-class SuiteCounts(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: int
-    inboxes_per_domain: int
-
-
-class NamedDomain(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domain: str
-    suite: Literal["suite_a", "suite_b"]
-
-
-class Persona(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    first_name: NonEmpty
-    last_name: NonEmpty
-
-
-class OrderBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    destination: Destination
-    bundle_id: str | None = None
-    suite_a: SuiteCounts | None = None
-    suite_b: SuiteCounts | None = None
-    domains: list[NamedDomain] | None = None
-    personas: list[Persona] | None = None
-    profile_picture_url: str | None = None
-    forwarding_url: HttpUrl | None = None
-
+# Re-exported: `gateway.rest.swaps` takes its personas in the order's shape.
 
 T = TypeVar("T")
 

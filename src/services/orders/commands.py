@@ -1,0 +1,58 @@
+"""What partners ask of orders, as the gateway decodes it: place one (or price it, `POST
+/quotes`, the same body) and resolve a pending action.
+
+The nested Structs keep the names the OpenAPI document gives them (`Destination` and
+`SuiteCounts` are documented as `DestinationInput` and `SuiteCountsInput`: the answered shapes
+own the plain names)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from schema.rules import HttpsUrl, HttpUrl, NonEmpty
+
+
+class Destination(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    workspace_id: str
+    client_id: int | None = None
+    # Kind i only: the sequencer login for this order; never returned.
+    email: str | None = None
+    password: str | None = None
+
+
+class SuiteCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    domains: int
+    inboxes_per_domain: int
+
+
+class NamedDomain(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    domain: str
+    suite: Literal["suite_a", "suite_b"]
+
+
+class Persona(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    first_name: NonEmpty
+    last_name: NonEmpty
+
+
+class PlaceOrder(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`POST /orders` (and `POST /quotes`, which prices it): domains and licenses for one
+    customer, routed to a workspace."""
+
+    destination: Destination
+    bundle_id: str | None = None
+    suite_a: SuiteCounts | None = None
+    suite_b: SuiteCounts | None = None
+    domains: list[NamedDomain] | None = None
+    personas: list[Persona] | None = None
+    profile_picture_url: str | None = None
+    forwarding_url: HttpUrl | None = None
+
+
+class ResolvePendingAction(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`POST /orders/pending/{id}/resolve`: the replacement picture (kind
+    `profile_picture_url`), or nothing (kind `nameservers`: they are set now)."""
+
+    profile_picture_url: HttpsUrl | None = None
