@@ -14,7 +14,6 @@ from test_orders_sandbox import counts, new_workspace, placed
 from test_pool_burned import burn
 from test_wallet_purchase import credit
 
-from gateway.rest.domains import DomainOut, DomainPage, DomainResponse
 from gateway.rest.events import (
     EndpointOut,
     EndpointResponse,
@@ -24,7 +23,6 @@ from gateway.rest.events import (
     EventPage,
     EventResponse,
 )
-from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
 from gateway.rest.orders import ResolvedActionOut, ResolvedActionResponse
 from gateway.rest.pool import (
     BurnedJobOut,
@@ -42,8 +40,17 @@ from gateway.rest.pool import (
     ReservationResponse,
 )
 from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
-from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
 from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
+from views.domains import (
+    DomainOut,
+    DomainPage,
+    DomainResponse,
+    GeneratedOut,
+    GeneratedResponse,
+    Tld,
+    TldPage,
+)
+from views.jobs import ForwardingJobOut, ForwardingJobResponse
 
 
 def keys_match(item: dict[str, Any], shape: type[msgspec.Struct]) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from domain.domain_terms import PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
@@ -34,7 +36,13 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: Domain = _at(event, store)
     kind = "domain.connected" if domain.status == "active" else "domain.action_required"
     return [
-        event_about(domain, kind, public_id("dom", domain.id), aggregate_view(domain), event.at)
+        event_about(
+            domain,
+            kind,
+            public_id("dom", domain.id),
+            msgspec.to_builtins(aggregate_view(domain)),
+            event.at,
+        )
     ]
 
 
@@ -68,7 +76,11 @@ def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     job: ImportJob = _at(event, store)
     return [
         event_about(
-            job, _IMPORT_TYPES[event.status], public_id("imp", job.id), import_view(job), event.at
+            job,
+            _IMPORT_TYPES[event.status],
+            public_id("imp", job.id),
+            msgspec.to_builtins(import_view(job)),
+            event.at,
         )
     ]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Controller, Request, Response, post
 
 from domain.errors import DomainError
@@ -15,19 +14,13 @@ from gateway.rest.order_bodies import decode_body
 from gateway.rest.order_shapes import ONE_ORDER
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
-from schema.rules import NonEmpty
+from services.domains.commands import PurchaseDomains
 from services.domains.purchase import __doc__ as PURCHASE_RULES
 from services.domains.purchase import purchase_domains
 
-
-class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domain: NonEmpty
-    auto_renew: bool = True
-
-
-class PurchaseBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[PurchaseItem]
-    workspace_id: str | None = None
+# The name `openapi_docs.HAND_DECODED_BODIES` documents the body under (one definition: the
+# command).
+PurchaseBody = PurchaseDomains
 
 
 class PurchaseController(Controller):
@@ -48,7 +41,9 @@ class PurchaseController(Controller):
             )
         container = container_of(request)
         require_idempotency_key(request)
-        body = msgspec.to_builtins(await decode_body(request, PurchaseBody))
+        command = await decode_body(request, PurchaseDomains)
         return await idempotent(
-            request, lambda: {"data": purchase_domains(container, principal, body)}, status_code=201
+            request,
+            lambda: {"data": purchase_domains(container, principal, command)},
+            status_code=201,
         )
