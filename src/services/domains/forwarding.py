@@ -27,7 +27,7 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.forwarding import ForwardingJob
 from domain.orders import Order
 from infra.ids import parse_id
-from projections.domains import tenant_rows_by_name
+from projections.domain_lookups import tenant_rows_by_name
 from services.accounts.keys import Principal
 from services.domains.commands import MAX_FORWARDING, SetForwarding
 from views.jobs import ForwardingJobOut, forwarding_view

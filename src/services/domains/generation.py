@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import invalid
-from projections.domains import owners_by_name, usage_by_name
+from projections.domain_lookups import owners_by_name, usage_by_name
 from services.domains.commands import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, GenerateDomains
 from views.domains import GeneratedOut, Tld, TldGroup
 

@@ -40,7 +40,7 @@ from domain.imports import (
     imported_name_id,
 )
 from infra.ids import parse_id, public_id
-from projections.domains import owners_by_name, tenant_rows_by_name
+from projections.domain_lookups import owners_by_name, tenant_rows_by_name
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
 from services.domains.commands import (

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from adapters import registrar
 from domain.errors import DomainError, invalid
 from domain.orders import PURCHASE, Order
-from projections.domains import owners_by_name
+from projections.domain_lookups import owners_by_name
 from projections.orders import domain_rows
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace

@@ -26,7 +26,7 @@ from adapters import dns, registrar
 from domain.domains import Domain, usable_for
 from domain.errors import NotFound, invalid
 from infra.ids import parse_id, public_id
-from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
+from projections.domain_lookups import owners_by_name, tenant_rows_by_name, usage_by_name
 from services.accounts.keys import Principal
 from services.domains.commands import MAX_AVAILABILITY, CheckAvailability
 from views.domains import AvailabilityRow, AvailabilityRows, DomainOut, row_view, suites
