@@ -101,6 +101,33 @@ class GeneratedResponse(msgspec.Struct):
     data: GeneratedOut
 
 
+class RenewalUnpaidData(msgspec.Struct, kw_only=True):
+    """`data` of `domain.action_required` for a live renewal the wallet could not cover."""
+
+    id: str
+    domain: str
+    status: Literal["action_required"]
+    reason: str
+    auto_renew: bool
+    renewal_price_cents: int
+    retry_at: str | None
+
+
+class ForwardingEventData(msgspec.Struct, kw_only=True):
+    """`data` of `domain.forwarding_updated` / `domain.forwarding_failed`, one domain's:
+    `order_id` only for an order's refused target (after `job_id`, where the first order events
+    stored it: replay compares the text), `reason` only on failure."""
+
+    id: str
+    domain: str
+    forwarding_url: str
+    job_id: str | None
+    order_id: str | msgspec.UnsetType = msgspec.UNSET
+    status: str
+    forwarding_status: str
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+
+
 def suites(names: list[str]) -> list[Suite]:
     """`usable_for` as the closed vocabulary (the domain's own list holds only its members)."""
     return cast(list[Suite], names)
