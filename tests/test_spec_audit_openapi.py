@@ -14,8 +14,6 @@ from test_orders_sandbox import counts, new_workspace, placed
 from test_pool_burned import burn
 from test_wallet_purchase import credit
 
-from gateway.rest.domains import DomainOut, DomainPage, DomainResponse
-from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
 from gateway.rest.pool import (
     BurnedJobOut,
     BurnedJobResponse,
@@ -31,8 +29,16 @@ from gateway.rest.pool import (
     ReservationOut,
     ReservationResponse,
 )
-from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
 from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
+from views.domains import (
+    DomainOut,
+    DomainPage,
+    DomainResponse,
+    GeneratedOut,
+    GeneratedResponse,
+    Tld,
+    TldPage,
+)
 from views.events import (
     EndpointOut,
     EndpointResponse,
@@ -42,6 +48,7 @@ from views.events import (
     EventPage,
     EventResponse,
 )
+from views.jobs import ForwardingJobOut, ForwardingJobResponse
 from views.orders import (
     PriceLine,
     QuoteOut,

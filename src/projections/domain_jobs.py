@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from domain.forwarding import ForwardingJob
 from domain.imports import ImportJob
 from infra.ids import public_id
@@ -42,7 +44,7 @@ class DomainJobs(ReadModel):
     def import_changed(self, cur: Any, event: Any, position: int) -> None:
         job: ImportJob = self._at_version(event)
         job_id = public_id("imp", job.id)
-        doc = json.dumps(import_view(job))
+        doc = json.dumps(msgspec.to_builtins(import_view(job)))
         cur.execute(
             "INSERT INTO import_jobs (id, tenant, position, status, doc) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET status = excluded.status, doc = excluded.doc",

@@ -7,7 +7,8 @@ name anywhere in the system: an active order's items, or an attached Domain. Ava
 and `usable_for` read these two tables only.
 
 Positions are the notification id times 1000 plus the item's index, so rows that one event
-creates still page in a stable order.
+creates still page in a stable order. The queries other layers make of these tables are in
+`projections.domain_lookups` (named here too, for the modules that import them from here).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
+from projections.domain_lookups import owners_by_name as owners_by_name
+from projections.domain_lookups import tenant_rows_by_name as tenant_rows_by_name
+from projections.domain_lookups import usage_by_name as usage_by_name
 
 REPLACEMENT_NEEDED = "replacement_needed"
 TERM_EVENTS = (
@@ -376,52 +380,3 @@ def unregistered_at_cancel(store: Any, event: Any) -> list[dict[str, Any]]:
     # What this event itself left out: a cancellation saved before the rule kept every item.
     kept = {item["id"] for item in event.domains}
     return [item for item in before.domains if item["id"] not in kept]
-
-
-def usage_by_name(cur: Any, names: list[str], tenant: str) -> dict[str, set[str]]:
-    """The suites this tenant (organization and environment) currently uses each of these
-    names for. Only its own: a name another organization holds is not available at all, and
-    sandbox use is synthetic, so it never narrows what a live key may order (nor the reverse)."""
-    found: dict[str, set[str]] = {name: set() for name in names}
-    if not names:
-        return found
-    marks = ", ".join("?" for _ in names)
-    for row in cur.execute(
-        f"SELECT u.name, u.suite FROM domain_usage u WHERE u.name IN ({marks}) AND ("
-        "EXISTS (SELECT 1 FROM orders o WHERE o.id = u.holder AND o.tenant = ?) OR "
-        "EXISTS (SELECT 1 FROM domains d WHERE d.id = u.holder AND d.tenant = ?))",
-        (*names, tenant, tenant),
-    ).fetchall():
-        found[row["name"]].add(row["suite"])
-    return found
-
-
-def owners_by_name(cur: Any, names: list[str], tenant: str | None = None) -> dict[str, set[str]]:
-    """The tenants holding each of these names. Given the asking `tenant`, only those of its
-    environment (sandbox holdings are synthetic: they never make a live name registered, nor
-    the reverse). A failed row still holds its name: a bought domain whose later order failed
-    stays its owner's."""
-    found: dict[str, set[str]] = {name: set() for name in names}
-    if not names:
-        return found
-    marks = ", ".join("?" for _ in names)
-    sql = f"SELECT DISTINCT name, tenant FROM domains WHERE name IN ({marks})"
-    params: list[Any] = list(names)
-    if tenant is not None:
-        sql += " AND tenant LIKE ?"
-        params.append("%:" + tenant.rsplit(":", 1)[1])
-    for row in cur.execute(sql, tuple(params)).fetchall():
-        found[row["name"]].add(row["tenant"])
-    return found
-
-
-def tenant_rows_by_name(cur: Any, tenant: str, names: list[str]) -> list[dict[str, Any]]:
-    if not names:
-        return []
-    marks = ", ".join("?" for _ in names)
-    return list(
-        cur.execute(
-            f"SELECT * FROM domains WHERE tenant = ? AND name IN ({marks}) ORDER BY position",
-            (tenant, *names),
-        ).fetchall()
-    )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from domain.domain_terms import PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain
 from domain.forwarding import ForwardingJob
@@ -20,7 +22,7 @@ from domain.imports import ACTION_REQUIRED, COMPLETED, FAILED, ImportJob
 from infra.clock import iso
 from infra.ids import public_id
 from infra.store import EventStore
-from views.domains import aggregate_view
+from views.domains import ForwardingEventData, RenewalUnpaidData, aggregate_view
 from views.jobs import import_view
 from webhooks.public_events import PublicEvent, event_about, maps
 
@@ -34,7 +36,13 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: Domain = _at(event, store)
     kind = "domain.connected" if domain.status == "active" else "domain.action_required"
     return [
-        event_about(domain, kind, public_id("dom", domain.id), aggregate_view(domain), event.at)
+        event_about(
+            domain,
+            kind,
+            public_id("dom", domain.id),
+            msgspec.to_builtins(aggregate_view(domain)),
+            event.at,
+        )
     ]
 
 
@@ -42,16 +50,20 @@ def domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
 def renewal_unpaid(event: Any, store: EventStore) -> list[PublicEvent]:
     """A live renewal the wallet could not cover: the domain needs the partner (a credit)."""
     term: DomainTerm = _at(event, store)
-    data = {
-        "id": term.dom_id,
-        "domain": term.name,
-        "status": "action_required",
-        "reason": PAYMENT_FAILED,
-        "auto_renew": term.auto_renew,
-        "renewal_price_cents": event.required_cents,
-        "retry_at": iso(term.retry_at) if term.retry_at is not None else None,
-    }
-    return [event_about(term, "domain.action_required", term.dom_id, data, event.at)]
+    data = RenewalUnpaidData(
+        id=term.dom_id,
+        domain=term.name,
+        status="action_required",
+        reason=PAYMENT_FAILED,
+        auto_renew=term.auto_renew,
+        renewal_price_cents=event.required_cents,
+        retry_at=iso(term.retry_at) if term.retry_at is not None else None,
+    )
+    return [
+        event_about(
+            term, "domain.action_required", term.dom_id, msgspec.to_builtins(data), event.at
+        )
+    ]
 
 
 _IMPORT_TYPES = {
@@ -68,7 +80,11 @@ def import_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     job: ImportJob = _at(event, store)
     return [
         event_about(
-            job, _IMPORT_TYPES[event.status], public_id("imp", job.id), import_view(job), event.at
+            job,
+            _IMPORT_TYPES[event.status],
+            public_id("imp", job.id),
+            msgspec.to_builtins(import_view(job)),
+            event.at,
         )
     ]
 
@@ -104,16 +120,15 @@ def forwarding_data(
 ) -> dict[str, Any]:
     """`data` of `domain.forwarding_updated` / `domain.forwarding_failed` for one domain: a
     forwarding job's (`job_id`), or an order's whose target was refused (`order_id`)."""
-    data: dict[str, Any] = {
-        "id": item["id"],
-        "domain": item["domain"],
-        "forwarding_url": url,
-        "job_id": job_id,
-        # After job_id, where the first order events stored it (replay compares the text).
-        **({"order_id": order_id} if order_id is not None else {}),
-        "status": status,
-        "forwarding_status": outcome,
-    }
-    if reason:
-        data["reason"] = reason
-    return data
+    data = ForwardingEventData(
+        id=item["id"],
+        domain=item["domain"],
+        forwarding_url=url,
+        job_id=job_id,
+        order_id=msgspec.UNSET if order_id is None else order_id,
+        status=status,
+        forwarding_status=outcome,
+        reason=reason or msgspec.UNSET,
+    )
+    built: dict[str, Any] = msgspec.to_builtins(data)
+    return built

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -14,77 +14,14 @@ from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from schema.vocabulary import Suite
+from services.domains.commands import CheckAvailability, UpdateDomain
 from services.domains.renewals import __doc__ as RENEWAL_RULES
-from services.domains.renewals import set_auto_renew
+from services.domains.renewals import update_domain
 from services.domains.use_cases import __doc__ as AVAILABILITY_RULES
 from services.domains.use_cases import check_availability, get_domain, render_rows
-from views.pages import Links, Meta
+from views.domains import AvailabilityResponse, DomainOut, DomainPage, DomainResponse
 
 CATEGORIES = ("inventory", "connected")
-
-
-class AvailabilityBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[str]
-
-
-class AvailabilityRow(msgspec.Struct, kw_only=True):
-    """Spec 2.5; `reason` only when `available` is false."""
-
-    domain: str
-    available: bool
-    price_cents: int
-    renewal_price_cents: int
-    currency: str
-    usable_for: list[Literal["suite_a", "suite_b"]]
-    owned: bool
-    reason: str | msgspec.UnsetType = msgspec.UNSET
-
-
-class AvailabilityRows(msgspec.Struct, kw_only=True):
-    domains: list[AvailabilityRow]
-
-
-class AvailabilityResponse(msgspec.Struct, kw_only=True):
-    data: AvailabilityRows
-
-
-class DomainOut(msgspec.Struct, kw_only=True):
-    """A domain (`dom_`). `reason` only when there is one; the fields from `provider` on only
-    on `connected` domains (on an active order)."""
-
-    id: str
-    domain: str
-    status: Literal["available", "in_progress", "active", "failed", "action_required"]
-    category: Literal["inventory", "connected"]
-    source: Literal["purchased", "imported", "ordered", "generated"]
-    auto_renew: bool
-    forwarding_url: str | None
-    dns_records: list[dict[str, Any]]
-    created_at: str
-    updated_at: str
-    reason: str | msgspec.UnsetType = msgspec.UNSET
-    provider: Suite | None | msgspec.UnsetType = msgspec.UNSET
-    suite: Suite | None | msgspec.UnsetType = msgspec.UNSET
-    customer_id: str | None | msgspec.UnsetType = msgspec.UNSET
-    order_id: str | None | msgspec.UnsetType = msgspec.UNSET
-    workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET
-    usable_for: list[Literal["suite_a", "suite_b"]] | msgspec.UnsetType = msgspec.UNSET
-
-
-class RenewalBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    # Required, but checked after the domain is found: a foreign id is 404 whatever the body.
-    auto_renew: bool | msgspec.UnsetType = msgspec.UNSET
-
-
-class DomainResponse(msgspec.Struct):
-    data: DomainOut
-
-
-class DomainPage(msgspec.Struct):
-    data: list[DomainOut]
-    links: Links
-    meta: Meta
 
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
@@ -107,11 +44,10 @@ class DomainsController(Controller):
         responses={200: ResponseDoc(AvailabilityResponse, description="One row per domain sent")},
     )
     async def availability(
-        self, request: Request[Any, Any, Any], data: AvailabilityBody
-    ) -> dict[str, Any]:
-        principal = principal_of(request)
-        rows = check_availability(container_of(request), principal.tenant, data.domains)
-        return {"data": {"domains": rows}}
+        self, request: Request[Any, Any, Any], data: CheckAvailability
+    ) -> AvailabilityResponse:
+        rows = check_availability(container_of(request), principal_of(request), data)
+        return AvailabilityResponse(data=rows)
 
     @get(
         operation_id="listDomains",
@@ -131,7 +67,7 @@ class DomainsController(Controller):
         domain: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> DomainPage:
         if category is not None and category not in CATEGORIES:
             raise invalid("category must be inventory or connected.", "category")
         if status is not None and status not in STATUSES:
@@ -153,7 +89,7 @@ class DomainsController(Controller):
             render=lambda row: row,
         )
         page["data"] = render_rows(container, page["data"])
-        return page
+        return msgspec.convert(page, DomainPage)
 
     @get(
         "/{domain_id:str}",
@@ -164,9 +100,9 @@ class DomainsController(Controller):
         summary="One domain by its dom_ id (the same id on or off an order)",
         responses={200: ResponseDoc(DomainResponse, description="The domain")},
     )
-    async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> dict[str, Any]:
+    async def get_one(self, request: Request[Any, Any, Any], domain_id: str) -> DomainResponse:
         tenant = principal_of(request).tenant
-        return {"data": get_domain(container_of(request), tenant, domain_id)}
+        return DomainResponse(get_domain(container_of(request), tenant, domain_id))
 
     @patch(
         "/{domain_id:str}",
@@ -184,15 +120,11 @@ class DomainsController(Controller):
         },
     )
     async def update(
-        self, request: Request[Any, Any, Any], domain_id: str, data: RenewalBody
-    ) -> dict[str, Any]:
-        tenant = principal_of(request).tenant
-        container = container_of(request)
+        self, request: Request[Any, Any, Any], domain_id: str, data: UpdateDomain
+    ) -> DomainResponse:
+        principal, container = principal_of(request), container_of(request)
 
-        def run() -> dict[str, Any]:
-            wanted = None if data.auto_renew is msgspec.UNSET else data.auto_renew
-            set_auto_renew(container, tenant, domain_id, wanted)
-            container.unit_of_work.wait_for_stored()
-            return get_domain(container, tenant, domain_id)
+        def run() -> DomainOut:
+            return update_domain(container, principal, domain_id, data)
 
-        return {"data": await anyio.to_thread.run_sync(run)}
+        return DomainResponse(await anyio.to_thread.run_sync(run))

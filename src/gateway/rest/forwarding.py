@@ -2,49 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import anyio
-import msgspec
 from litestar import Controller, Request, Response, get, post
 
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc
-from schema.rules import HttpUrl, documented
-from services.domains.forwarding import MAX_DOMAINS, load_job, submit
+from services.domains.commands import SetForwarding
 from services.domains.forwarding import __doc__ as FORWARDING_RULES
-
-
-def _items(least: int, most: int) -> msgspec.Meta:
-    return documented(min_items=least, max_items=most)
-
-
-# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
-# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
-class ForwardingBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: Annotated[list[str], _items(1, MAX_DOMAINS)]
-    forwarding_url: HttpUrl
-
-
-class ForwardingJobOut(msgspec.Struct):
-    """A forwarding job (`fwj_`); the domain lists hold names."""
-
-    id: str
-    status: Literal["in_progress", "completed", "failed"]
-    forwarding_url: str
-    completed: list[str]
-    pending: list[str]
-    failed: list[str]
-    reason: str | None
-    created_at: str
-    completed_at: str | None
-
-
-class ForwardingJobResponse(msgspec.Struct):
-    data: ForwardingJobOut
-
+from services.domains.forwarding import load_job, submit
+from views.jobs import ForwardingJobResponse
 
 ONE_JOB = ResponseDoc(ForwardingJobResponse, description="The forwarding job")
 
@@ -60,10 +30,13 @@ class ForwardingController(Controller):
         status_code=201,
         responses={201: ONE_JOB},
     )
-    async def create(self, request: Request[Any, Any, Any], data: ForwardingBody) -> Response[Any]:
+    async def create(
+        self, request: Request[Any, Any, Any], data: SetForwarding
+    ) -> Response[ForwardingJobResponse]:
         container, principal = container_of(request), principal_of(request)
-        body = msgspec.to_builtins(data)
-        return await maybe_idempotent(request, lambda: {"data": submit(container, principal, body)})
+        return await maybe_idempotent(
+            request, lambda: ForwardingJobResponse(submit(container, principal, data))
+        )
 
     @get(
         "/jobs/{job_id:str}",
@@ -72,8 +45,8 @@ class ForwardingController(Controller):
         summary="One forwarding job",
         responses={200: ONE_JOB},
     )
-    async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
+    async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> ForwardingJobResponse:
         container, principal = container_of(request), principal_of(request)
-        return {
-            "data": await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))
-        }
+        return ForwardingJobResponse(
+            await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))
+        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import msgspec
@@ -16,71 +15,12 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
-from schema.rules import NON_EMPTY_ITEM, documented
-from schema.vocabulary import ImportItemStatus, ImportJobStatus
-from services.domains.imports import MAX_JOB, MAX_SYNC, import_now, load_job, submit_job
+from services.domains.commands import ImportDomains, SubmitImportJob
 from services.domains.imports import __doc__ as IMPORT_RULES
-from views.pages import Links, Meta
+from services.domains.imports import import_now, load_job, submit_job
+from views.jobs import ImportJobList, ImportJobOut, ImportJobResponse
 
 JOB_STATUSES = (IN_PROGRESS, COMPLETED, FAILED, ACTION_REQUIRED)
-
-
-def _items(least: int, most: int) -> msgspec.Meta:
-    return documented(min_items=least, max_items=most, items=NON_EMPTY_ITEM)
-
-
-# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
-# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
-class ImportBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: Annotated[list[str], _items(1, MAX_SYNC)]
-    workspace_id: str | None = None
-
-
-class ImportJobBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """The queued import's body: as `ImportBody`, with up to 500 domains."""
-
-    domains: Annotated[list[str], _items(1, MAX_JOB)]
-    workspace_id: str | None = None
-
-
-class NameserverGroup(msgspec.Struct):
-    """The nameservers the customer sets at their registrar for these domains."""
-
-    nameserver_one: str
-    nameserver_two: str
-    domains: list[str]
-
-
-class ImportItem(msgspec.Struct):
-    domain: str
-    status: ImportItemStatus
-    domain_id: str | None  # the `dom_` id once the domain is in the inventory
-    reason: str | None
-
-
-class ImportJobOut(msgspec.Struct):
-    """An import job (spec 2.6)."""
-
-    id: str
-    status: ImportJobStatus
-    workspace_id: str | None
-    submitted_count: int
-    completed_count: int
-    failed_count: int
-    nameserver_groups: list[NameserverGroup]
-    domains: list[ImportItem]
-    created_at: str
-    completed_at: str | None
-
-
-class ImportJobResponse(msgspec.Struct):
-    data: ImportJobOut
-
-
-class ImportJobList(msgspec.Struct):
-    data: list[ImportJobOut]
-    links: Links
-    meta: Meta
 
 
 ONE_JOB = ResponseDoc(ImportJobResponse, description="The import job")
@@ -102,11 +42,12 @@ class ImportsController(Controller):
         status_code=201,
         responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
-    async def import_sync(self, request: Request[Any, Any, Any], data: ImportBody) -> Response[Any]:
+    async def import_sync(
+        self, request: Request[Any, Any, Any], data: ImportDomains
+    ) -> Response[ImportJobResponse]:
         container, principal = container_of(request), principal_of(request)
-        body = msgspec.to_builtins(data)
         return await maybe_idempotent(
-            request, lambda: {"data": import_now(container, principal, body)}
+            request, lambda: ImportJobResponse(import_now(container, principal, data))
         )
 
     @post(
@@ -117,11 +58,12 @@ class ImportsController(Controller):
         status_code=201,
         responses={201: ONE_JOB, **UNKNOWN_WORKSPACE},
     )
-    async def submit(self, request: Request[Any, Any, Any], data: ImportJobBody) -> Response[Any]:
+    async def submit(
+        self, request: Request[Any, Any, Any], data: SubmitImportJob
+    ) -> Response[ImportJobResponse]:
         container, principal = container_of(request), principal_of(request)
-        body = msgspec.to_builtins(data)
         return await maybe_idempotent(
-            request, lambda: {"data": submit_job(container, principal, body)}
+            request, lambda: ImportJobResponse(submit_job(container, principal, data))
         )
 
     @get(
@@ -138,11 +80,11 @@ class ImportsController(Controller):
         domain: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ImportJobList:
         if status is not None and status not in JOB_STATUSES:
             raise invalid(f"status must be one of {', '.join(JOB_STATUSES)}.", "status")
         name = domain.strip().lower().rstrip(".") if domain else None
-        return list_page(
+        page = list_page(
             request,
             table="import_jobs",
             where=[
@@ -153,8 +95,9 @@ class ImportsController(Controller):
             filters={"status": status, "domain": name},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: json.loads(row["doc"]),
+            render=lambda row: msgspec.json.decode(row["doc"], type=ImportJobOut),
         )
+        return msgspec.convert(page, ImportJobList)
 
     @get(
         "/jobs/{job_id:str}",
@@ -164,5 +107,5 @@ class ImportsController(Controller):
         summary="One import job",
         responses={200: ONE_JOB},
     )
-    async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
-        return {"data": load_job(container_of(request), principal_of(request), job_id)}
+    async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> ImportJobResponse:
+        return ImportJobResponse(load_job(container_of(request), principal_of(request), job_id))

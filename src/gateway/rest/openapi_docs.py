@@ -27,7 +27,7 @@ from gateway.rest.openapi_names import (
 )
 from gateway.rest.openapi_webhooks import ENVELOPE as WEBHOOK_ENVELOPE
 from gateway.rest.openapi_webhooks import webhooks_section
-from gateway.rest.purchase import PurchaseBody
+from services.domains.commands import PurchaseDomains
 from services.orders.commands import PlaceOrder
 
 ENVELOPE_NAME = "ErrorEnvelope"
@@ -126,7 +126,7 @@ DOMAIN_LIST_LIMITS: dict[str, dict[str, Any]] = {
 HAND_DECODED_BODIES: dict[str, type[msgspec.Struct]] = {
     "createOrder": PlaceOrder,
     "createQuote": PlaceOrder,
-    "purchaseDomains": PurchaseBody,
+    "purchaseDomains": PurchaseDomains,
 }
 # operationId -> whether the header is required (else honoured when sent).
 IDEMPOTENCY_KEY: dict[str, bool] = {

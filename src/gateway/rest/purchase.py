@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Controller, Request, Response, post
 
 from domain.errors import DomainError
@@ -15,19 +14,10 @@ from gateway.rest.lists import container_of
 from gateway.rest.orders import ONE_ORDER
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from gateway.rest.workspaces import UNKNOWN_WORKSPACE
-from schema.rules import NonEmpty
+from services.domains.commands import PurchaseDomains
 from services.domains.purchase import __doc__ as PURCHASE_RULES
 from services.domains.purchase import purchase_domains
-
-
-class PurchaseItem(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domain: NonEmpty
-    auto_renew: bool = True
-
-
-class PurchaseBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: list[PurchaseItem]
-    workspace_id: str | None = None
+from views.orders import OrderResponse
 
 
 class PurchaseController(Controller):
@@ -40,7 +30,7 @@ class PurchaseController(Controller):
         description=(PURCHASE_RULES or "") + "\nSandbox (`pk_test_`) keys get 403 `forbidden`.",
         responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_WORKSPACE},
     )
-    async def purchase(self, request: Request[Any, Any, Any]) -> Response[Any]:
+    async def purchase(self, request: Request[Any, Any, Any]) -> Response[OrderResponse]:
         principal = principal_of(request)
         if principal.environment != "live":
             raise DomainError(
@@ -48,7 +38,9 @@ class PurchaseController(Controller):
             )
         container = container_of(request)
         require_idempotency_key(request)
-        body = msgspec.to_builtins(await decode_body(request, PurchaseBody))
+        command = await decode_body(request, PurchaseDomains)
         return await idempotent(
-            request, lambda: {"data": purchase_domains(container, principal, body)}, status_code=201
+            request,
+            lambda: OrderResponse(purchase_domains(container, principal, command)),
+            status_code=201,
         )

@@ -27,15 +27,14 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.forwarding import ForwardingJob
 from domain.orders import Order
 from infra.ids import parse_id
-from projections.domains import tenant_rows_by_name
+from projections.domain_lookups import tenant_rows_by_name
 from services.accounts.keys import Principal
-from views.jobs import forwarding_view
+from services.domains.commands import MAX_FORWARDING, SetForwarding
+from views.jobs import ForwardingJobOut, forwarding_view
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 if TYPE_CHECKING:
     from runtime.container import Container
-
-MAX_DOMAINS = 50
 
 
 
@@ -51,14 +50,14 @@ def _canonical(url: str) -> str:
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=netloc))
 
 
-def submit(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    url = _canonical(str(body.get("forwarding_url") or "").strip())
+def submit(container: Container, principal: Principal, command: SetForwarding) -> ForwardingJobOut:
+    url = _canonical(command.forwarding_url.strip())
     if not FORWARDING_URL.match(url):
         raise invalid("forwarding_url must be an http(s) URL.", "forwarding_url")
     check_forwarding_target(url, "forwarding_url", container.settings.allow_http_webhooks)
-    sent = body.get("domains") or []
-    if not 1 <= len(sent) <= MAX_DOMAINS:
-        raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
+    sent = command.domains
+    if not 1 <= len(sent) <= MAX_FORWARDING:
+        raise invalid(f"Send 1 to {MAX_FORWARDING} domains.", "domains")
     names = [registrar.normalize(n) for n in sent]
     with container.read_db.read() as cur:
         rows = {r["name"]: r for r in tenant_rows_by_name(cur, principal.tenant, names)}
@@ -194,7 +193,7 @@ def finish_job(container: Container, job_id: str) -> None:
     container.unit_of_work.retrying(run)
 
 
-def load_job(container: Container, principal: Principal, job_id: str) -> dict[str, Any]:
+def load_job(container: Container, principal: Principal, job_id: str) -> ForwardingJobOut:
     found = container.store.find(parse_id("fwj", job_id), ForwardingJob)
     if not isinstance(found, ForwardingJob) or found.tenant != principal.tenant:
         raise NotFound("forwarding job")

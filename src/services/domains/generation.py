@@ -16,20 +16,20 @@ from __future__ import annotations
 import re
 import time
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import invalid
-from projections.domains import owners_by_name, usage_by_name
+from projections.domain_lookups import owners_by_name, usage_by_name
+from services.domains.commands import MAX_AFFIXES, MAX_KEYWORDS, MAX_LIMIT, GenerateDomains
+from views.domains import GeneratedOut, Tld, TldGroup
 
 if TYPE_CHECKING:
     from runtime.container import Container
+    from services.accounts.keys import Principal
 
 DEFAULT_LIMIT = 75
-MAX_LIMIT = 150
 MAX_CANDIDATES = 300
-MAX_KEYWORDS = 10
-MAX_AFFIXES = 50
 TIME_BUDGET_SECONDS = 2.0
 _PART = re.compile(r"^[a-z0-9-]{1,40}$")
 # Common outreach-domain affixes: enough that one keyword alone fills the default limit.
@@ -82,18 +82,18 @@ def _candidates(
     return list(dict.fromkeys(name for turn in zip_longest(*per_keyword) for name in turn if name))
 
 
-def generate(container: Container, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
-    keywords = _parts(body.get("keywords") or [], "keywords", MAX_KEYWORDS, 1)
-    if body.get("prefixes") is None and body.get("suffixes") is None:
+def generate(container: Container, principal: Principal, command: GenerateDomains) -> GeneratedOut:
+    tenant = principal.tenant
+    keywords = _parts(command.keywords, "keywords", MAX_KEYWORDS, 1)
+    if command.prefixes is None and command.suffixes is None:
         prefixes, suffixes = DEFAULT_PREFIXES, DEFAULT_SUFFIXES
     else:
-        prefixes = _parts(body.get("prefixes") or [], "prefixes", MAX_AFFIXES)
-        suffixes = _parts(body.get("suffixes") or [], "suffixes", MAX_AFFIXES)
-    limit = body.get("limit")
-    limit = DEFAULT_LIMIT if limit is None else int(limit)
+        prefixes = _parts(command.prefixes or [], "prefixes", MAX_AFFIXES)
+        suffixes = _parts(command.suffixes or [], "suffixes", MAX_AFFIXES)
+    limit = DEFAULT_LIMIT if command.limit is None else command.limit
     if not 1 <= limit <= MAX_LIMIT:
         raise invalid(f"limit must be between 1 and {MAX_LIMIT}.", "limit")
-    tlds_sent = body.get("tlds")
+    tlds_sent = command.tlds
     tlds = ["com"] if tlds_sent is None else [t.strip().lower().lstrip(".") for t in tlds_sent]
     if not tlds:
         raise invalid("tlds must not be empty; omit it for .com.", "tlds")
@@ -121,14 +121,11 @@ def generate(container: Container, tenant: str, body: dict[str, Any]) -> dict[st
                 found.append(name)
     exhausted = examined >= len(candidates)
     partial = len(found) < limit and not exhausted
-    groups = [{"tld": tld, "domains": [n for n in found if n.endswith("." + tld)]} for tld in tlds]
-    return {
-        "domains": groups,
-        "returned": len(found),
-        "candidates_examined": examined,
-        "partial": partial,
-    }
+    groups = [TldGroup(tld=tld, domains=[n for n in found if n.endswith("." + tld)]) for tld in tlds]
+    return GeneratedOut(
+        domains=groups, returned=len(found), candidates_examined=examined, partial=partial
+    )
 
 
-def tld_catalog() -> list[dict[str, Any]]:
-    return [{"tld": t.name, "name": f".{t.name}"} for t in registrar.CATALOG.values()]
+def tld_catalog() -> list[Tld]:
+    return [Tld(tld=t.name, name=f".{t.name}") for t in registrar.CATALOG.values()]

@@ -23,7 +23,7 @@ the others go on:
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -40,17 +40,21 @@ from domain.imports import (
     imported_name_id,
 )
 from infra.ids import parse_id, public_id
-from projections.domains import owners_by_name, tenant_rows_by_name
+from projections.domain_lookups import owners_by_name, tenant_rows_by_name
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
+from services.domains.commands import (
+    MAX_IMPORT_JOB,
+    MAX_SYNC_IMPORT,
+    ImportDomains,
+    SubmitImportJob,
+)
 from services.domains.use_cases import new_domain
-from views.jobs import import_view
+from views.jobs import ImportJobOut, import_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
 
-MAX_SYNC = 50
-MAX_JOB = 500
 CAPACITY_RETRY_SECONDS = 30
 
 
@@ -69,8 +73,8 @@ class DnsAccountsBusy(DomainError):
 
 
 
-def _names(body: dict[str, Any], most: int) -> list[str]:
-    sent = body.get("domains") or []
+def _names(command: ImportDomains | SubmitImportJob, most: int) -> list[str]:
+    sent = command.domains
     if not 1 <= len(sent) <= most:
         raise invalid(f"Send 1 to {most} domains.", "domains")
     names: list[str] = []
@@ -85,9 +89,13 @@ def _names(body: dict[str, Any], most: int) -> list[str]:
 
 
 def _new_job(
-    container: Container, principal: Principal, body: dict[str, Any], names: list[str], mode: str
+    container: Container,
+    principal: Principal,
+    command: ImportDomains | SubmitImportJob,
+    names: list[str],
+    mode: str,
 ) -> ImportJob:
-    workspace_id = body.get("workspace_id")
+    workspace_id = command.workspace_id
     if workspace_id is not None:
         load_target_workspace(container, principal.org_id, principal.environment, workspace_id)
     return ImportJob(
@@ -101,15 +109,15 @@ def _new_job(
     )
 
 
-def import_now(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    names = _names(body, MAX_SYNC)
+def import_now(container: Container, principal: Principal, command: ImportDomains) -> ImportJobOut:
+    names = _names(command, MAX_SYNC_IMPORT)
     # Spec 7: only a live synchronous import can find every DNS account busy; sandbox keys
     # complete work at once.
     if principal.environment == "live" and not dns.sync_capacity_free(names):
         raise DnsAccountsBusy()
 
-    def run() -> dict[str, Any]:  # again on a conflict: a racing import took a name first
-        job = _new_job(container, principal, body, names, "sync")
+    def run() -> ImportJobOut:  # again on a conflict: a racing import took a name first
+        job = _new_job(container, principal, command, names, "sync")
         others = _advance(container, job)
         container.unit_of_work.save(job, *others)
         return import_view(job)
@@ -117,9 +125,11 @@ def import_now(container: Container, principal: Principal, body: dict[str, Any])
     return container.unit_of_work.retrying(run)
 
 
-def submit_job(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    names = _names(body, MAX_JOB)
-    job = _new_job(container, principal, body, names, "async")
+def submit_job(
+    container: Container, principal: Principal, command: SubmitImportJob
+) -> ImportJobOut:
+    names = _names(command, MAX_IMPORT_JOB)
+    job = _new_job(container, principal, command, names, "async")
     container.unit_of_work.save(job)
     return import_view(job)
 
@@ -201,7 +211,7 @@ def advance_job(container: Container, job_id: str) -> None:
     container.unit_of_work.retrying(run)
 
 
-def load_job(container: Container, principal: Principal, job_id: str) -> dict[str, Any]:
+def load_job(container: Container, principal: Principal, job_id: str) -> ImportJobOut:
     found = container.store.find(parse_id("imp", job_id), ImportJob)
     if not isinstance(found, ImportJob) or found.tenant != principal.tenant:
         raise NotFound("import job")

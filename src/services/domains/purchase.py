@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from adapters import registrar
 from domain.errors import DomainError, invalid
 from domain.orders import PURCHASE, Order
-from projections.domains import owners_by_name
+from projections.domain_lookups import owners_by_name
 from projections.orders import domain_rows
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
 from services.catalog.pricing import price_of, registration_price
 from services.domains.claims import DomainsHeld
+from services.domains.commands import PurchaseDomains
 from services.orders.plan import new_domain_item, normalize_domain
 from services.orders.use_cases import accept
 from views.orders import OrderOut
@@ -39,22 +40,25 @@ if TYPE_CHECKING:
 MAX_DOMAINS = 50
 
 
-def purchase_domains(container: Container, principal: Principal, body: dict[str, Any]) -> OrderOut:
+def purchase_domains(
+    container: Container, principal: Principal, command: PurchaseDomains
+) -> OrderOut:
+    """The order placed (`services.orders.use_cases.accept`'s view of it)."""
     if principal.environment != "live":
         raise DomainError(
             "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
         )
-    entries = body.get("domains") or []
+    entries = command.domains
     if not 1 <= len(entries) <= MAX_DOMAINS:
         raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
     destination = None
     customer_id = None
-    if body.get("workspace_id") is not None:
+    if command.workspace_id is not None:
         workspace = load_target_workspace(
-            container, principal.org_id, principal.environment, body["workspace_id"]
+            container, principal.org_id, principal.environment, command.workspace_id
         )
         destination = {
-            "workspace_id": body["workspace_id"],
+            "workspace_id": command.workspace_id,
             "client_id": None,
             "provider": workspace.provider,
         }
@@ -63,13 +67,13 @@ def purchase_domains(container: Container, principal: Principal, body: dict[str,
     refused: list[dict[str, str]] = []
     for index, entry in enumerate(entries):
         field = f"domains[{index}].domain"
-        name = normalize_domain(entry["domain"], field)
+        name = normalize_domain(entry.domain, field)
         if not registrar.is_registrable(name):
             raise invalid(f"{name} is not a name a registry sells (a sub-domain).", field)
         if any(item["domain"] == name for item in items):
             raise invalid(f"{name} is listed twice.", field)
         item = new_domain_item(name, None, "purchase", registration_price(name))
-        item["auto_renew"] = bool(entry.get("auto_renew", True))
+        item["auto_renew"] = entry.auto_renew
         items.append(item)
     with container.read_db.read() as cur:
         owners = owners_by_name(cur, [item["domain"] for item in items], principal.tenant)

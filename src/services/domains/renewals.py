@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from eventsourcing.domain import Aggregate
 
 from adapters import registrar
@@ -24,7 +25,11 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.orders import Order
 from infra.clock import iso
 from infra.ids import parse_id
+from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
+from services.domains.commands import UpdateDomain
+from services.domains.use_cases import get_domain
+from views.domains import DomainOut
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -171,3 +176,13 @@ def set_auto_renew(container: Container, tenant: str, dom_id: str, auto_renew: b
             container.store.save(term)
 
     container.unit_of_work.retrying(run)
+
+
+def update_domain(
+    container: Container, principal: Principal, dom_id: str, command: UpdateDomain
+) -> DomainOut:
+    """`PATCH /domains/{id}`, answered with the domain as the read model shows it after."""
+    wanted = None if command.auto_renew is msgspec.UNSET else command.auto_renew
+    set_auto_renew(container, principal.tenant, dom_id, wanted)
+    container.unit_of_work.wait_for_stored()
+    return get_domain(container, principal.tenant, dom_id)

@@ -20,20 +20,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from adapters import dns, registrar
 from domain.domains import Domain, usable_for
 from domain.errors import NotFound, invalid
 from infra.ids import parse_id, public_id
-from projections.domains import owners_by_name, tenant_rows_by_name, usage_by_name
-from views.domains import row_view
+from projections.domain_lookups import owners_by_name, tenant_rows_by_name, usage_by_name
+from services.accounts.keys import Principal
+from services.domains.commands import MAX_AVAILABILITY, CheckAvailability
+from views.domains import AvailabilityRow, AvailabilityRows, DomainOut, row_view, suites
 
 if TYPE_CHECKING:
     from runtime.container import Container
 
-MAX_AVAILABILITY = 50
 
-
-def check_availability(container: Container, tenant: str, names: list[str]) -> list[dict[str, Any]]:
+def check_availability(
+    container: Container, principal: Principal, command: CheckAvailability
+) -> AvailabilityRows:
+    tenant, names = principal.tenant, command.domains
     if not 1 <= len(names) <= MAX_AVAILABILITY:
         raise invalid(f"Send 1 to {MAX_AVAILABILITY} domains.", "domains")
     normalized = [registrar.normalize(n) for n in names]
@@ -52,19 +57,19 @@ def check_availability(container: Container, tenant: str, names: list[str]) -> l
             reason = None
         if reason is None and not owned and owners[name] - {tenant}:
             reason = registrar.REGISTERED
-        row: dict[str, Any] = {
-            "domain": name if reason != registrar.INVALID else sent,
-            "available": reason is None,
-            "price_cents": price,
-            "renewal_price_cents": renewal,
-            "currency": registrar.CURRENCY,
-            "usable_for": usable_for(usage[name]) if reason is None else [],
-            "owned": owned,
-        }
-        if reason is not None:
-            row["reason"] = reason
-        rows.append(row)
-    return rows
+        rows.append(
+            AvailabilityRow(
+                domain=name if reason != registrar.INVALID else sent,
+                available=reason is None,
+                price_cents=price,
+                renewal_price_cents=renewal,
+                currency=registrar.CURRENCY,
+                usable_for=suites(usable_for(usage[name])) if reason is None else [],
+                owned=owned,
+                reason=msgspec.UNSET if reason is None else reason,
+            )
+        )
+    return AvailabilityRows(domains=rows)
 
 
 def find_domain_by_name(container: Container, org_id: str, environment: str, name: str) -> Domain | None:
@@ -108,7 +113,7 @@ def register_domain(
     return domain
 
 
-def render_rows(container: Container, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def render_rows(container: Container, rows: list[dict[str, Any]]) -> list[DomainOut]:
     if not rows:
         return []
     names = sorted({row["name"] for row in rows})
@@ -117,7 +122,7 @@ def render_rows(container: Container, rows: list[dict[str, Any]]) -> list[dict[s
     return [row_view(row, usage[row["name"]]) for row in rows]
 
 
-def get_domain(container: Container, tenant: str, domain_id: str) -> dict[str, Any]:
+def get_domain(container: Container, tenant: str, domain_id: str) -> DomainOut:
     if parse_id("dom", domain_id) is None:
         raise NotFound("domain")
     with container.read_db.read() as cur:
@@ -129,5 +134,5 @@ def get_domain(container: Container, tenant: str, domain_id: str) -> dict[str, A
     return render_rows(container, [row])[0]
 
 
-def view_of(container: Container, domain: Domain) -> dict[str, Any]:
+def view_of(container: Container, domain: Domain) -> DomainOut:
     return get_domain(container, domain.tenant, public_id("dom", domain.id))
