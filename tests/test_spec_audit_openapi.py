@@ -26,7 +26,10 @@ from gateway.rest.events import (
 )
 from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
 from gateway.rest.orders import ResolvedActionOut, ResolvedActionResponse
-from gateway.rest.pool import (
+from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
+from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
+from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
+from views.pool import (
     BurnedJobOut,
     BurnedJobResponse,
     PoolAddOutcome,
@@ -41,9 +44,6 @@ from gateway.rest.pool import (
     ReservationOut,
     ReservationResponse,
 )
-from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
-from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
-from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
 
 
 def keys_match(item: dict[str, Any], shape: type[msgspec.Struct]) -> None:
