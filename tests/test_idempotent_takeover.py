@@ -25,6 +25,7 @@ from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
 from services.pool.attach import attach
+from services.pool.commands import AttachPool
 from services.swaps.commands import CreateSwap
 from services.swaps.use_cases import create_swap
 
@@ -71,7 +72,7 @@ def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_attach(service: RunningService, principal: Principal, body: dict[str, Any]
                 ) -> dict[str, Any]:
-    return attach(service.container, principal, body)
+    return msgspec.to_builtins(attach(service.container, principal, AttachPool(**body)))
 
 
 def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:

@@ -14,21 +14,6 @@ from test_orders_sandbox import counts, new_workspace, placed
 from test_pool_burned import burn
 from test_wallet_purchase import credit
 
-from gateway.rest.pool import (
-    BurnedJobOut,
-    BurnedJobResponse,
-    PoolAddOutcome,
-    PoolAddResponse,
-    PoolAddResult,
-    PoolDomainOut,
-    PoolDomainPage,
-    ReleaseOut,
-    ReleaseResponse,
-    ReplacementOut,
-    ReplacementResponse,
-    ReservationOut,
-    ReservationResponse,
-)
 from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
 from views.domains import (
     DomainOut,
@@ -55,6 +40,21 @@ from views.orders import (
     QuoteResponse,
     ResolvedActionOut,
     ResolvedActionResponse,
+)
+from views.pool import (
+    BurnedJobOut,
+    BurnedJobResponse,
+    PoolAddOutcome,
+    PoolAddResponse,
+    PoolAddResult,
+    PoolDomainOut,
+    PoolDomainPage,
+    ReleaseOut,
+    ReleaseResponse,
+    ReplacementOut,
+    ReplacementResponse,
+    ReservationOut,
+    ReservationResponse,
 )
 
 

@@ -108,6 +108,7 @@ def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
     from domain.errors import DomainError
     from services.orders import use_cases as orders
     from services.pool import inventory as pool_inventory
+    from services.pool.commands import AddPoolDomains
 
     org = service.new_org()
     secret = service.new_key(org, "test")
@@ -125,7 +126,7 @@ def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
 
         monkeypatch.setattr(pool_inventory, "check_eligibility", check_then_cancel)
         try:
-            pool_inventory.add_domains(service.container, principal, [name])
+            pool_inventory.add_domains(service.container, principal, AddPoolDomains(domains=[name]))
         except DomainError as refused:
             assert refused.code == "domains_not_submittable"
             assert refused.details == {"domains": [{"domain": name, "reason": "order_not_paid"}]}

@@ -4,12 +4,18 @@
 A pool domain's row keeps the position of its first appearance, so pages stay stable while
 domains change condition. Warm-up and quarantine end on the clock, so the stored condition is
 `warming` / `idle_quarantined` with `available_at`; readers compare it with now.
+
+A row's `doc` is the `views/pool.py` `PoolDomainOut` the list answers. Written by the pool use
+cases (`services/pool/`: `inventory.py`, `attach.py` for the pool attach, `replacements.py`);
+read by `GET /pool/domains` (`gateway/rest/pool.py`), attach candidates
+(`services/pool/records.take_available`) and the pool worker (`workers/pool.py`).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import msgspec
 
 from domain.events import event_names
 from domain.pool_domains import AVAILABLE, IDLE_QUARANTINED, WARMING, PoolDomain
@@ -17,7 +23,7 @@ from domain.pool_releases import PoolRelease
 from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
 from projections.base import ReadModel, on
-from views.pool import pool_domain_view
+from views.pool import PoolDomainOut, pool_domain_view
 
 POOL_DOMAIN_EVENTS = (
     PoolDomain.Tracked,
@@ -81,7 +87,7 @@ class PoolReadModel(ReadModel):
                 domain.condition,
                 domain.available_at,
                 domain.burned,
-                json.dumps(doc),
+                msgspec.json.encode(doc).decode(),
             ),
         )
 
@@ -96,12 +102,12 @@ class PoolReadModel(ReadModel):
         )
 
 
-def render_pool_row(row: dict[str, Any], now: float) -> dict[str, Any]:
+def render_pool_row(row: dict[str, Any], now: float) -> PoolDomainOut:
     """The stored view with today's condition (warm-up and quarantine end on the clock)."""
-    view: dict[str, Any] = json.loads(row["doc"])
+    view = msgspec.json.decode(row["doc"], type=PoolDomainOut)
     ready = row["available_at"] is not None and row["available_at"] <= now
     if row["condition"] in (WARMING, IDLE_QUARANTINED) and ready:
-        view.update(condition=AVAILABLE, available_at=None)
+        return msgspec.structs.replace(view, condition=AVAILABLE, available_at=None)
     return view
 
 

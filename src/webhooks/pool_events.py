@@ -21,11 +21,16 @@ The pool domain is shown as `GET /pool/domains` shows it at the moment of the ev
 `status` (its condition): receivers decide from `data.status` (spec 6, delivery rule 3).
 """
 
+# This docstring is part of the OpenAPI description of `POST /pool/attach`. Each `data` is the
+# `views/pool.py` view the REST API answers for it (`PoolDomainOut`, `ReservationOut`,
+# `ReleaseOut`, `ReplacementOut`, `BurnedJobOut`), as plain JSON.
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from eventsourcing.domain import DomainEvent
 
 from domain.burned_domain_jobs import BurnedDomainJob
@@ -37,7 +42,7 @@ from infra.ids import public_id
 from infra.store import EventStore
 from projections.domains import REPLACEMENT_NEEDED
 from views.pool import (
-    burned_job_view,
+    burned_job_out,
     pool_domain_view,
     release_view,
     replacement_view,
@@ -51,13 +56,13 @@ _DOMAIN_TYPES = {
     PoolDomain.Burned: "pool.domain_burned",
     PoolDomain.Retired: "pool.domain_retired",
 }
-_JOB_TYPES: dict[type[DomainEvent], tuple[str, str, Callable[[Any], dict[str, Any]]]] = {
+_JOB_TYPES: dict[type[DomainEvent], tuple[str, str, Callable[[Any], msgspec.Struct]]] = {
     PoolReservation.Requested: ("pool.attach_in_progress", "pcl", reservation_view),
     PoolReservation.Completed: ("pool.attach_completed", "pcl", reservation_view),
     PoolReservation.Failed: ("pool.attach_failed", "pcl", reservation_view),
     PoolRelease.Requested: ("pool.release_in_progress", "prl", release_view),
     PoolRelease.Completed: ("pool.release_completed", "prl", release_view),
-    BurnedDomainJob.Completed: ("pool.burned_domain_job_completed", "brj", burned_job_view),
+    BurnedDomainJob.Completed: ("pool.burned_domain_job_completed", "brj", burned_job_out),
 }
 
 
@@ -68,8 +73,8 @@ def _at(event: Any, store: EventStore) -> Any:
 @maps(*_DOMAIN_TYPES)
 def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: PoolDomain = _at(event, store)
-    data = pool_domain_view(domain, event.at)
-    data.setdefault("status", data.get("condition"))
+    data: dict[str, Any] = msgspec.to_builtins(pool_domain_view(domain, event.at))
+    data["status"] = data["condition"]
     kind = type(event)
     if kind is PoolDomain.Burned:
         data.update(job_id=event.job_id, reason=event.reason)
@@ -87,7 +92,7 @@ def pool_job_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     kind, prefix, view = _JOB_TYPES[type(event)]
     job = _at(event, store)
     return [
-        event_about(job, kind, public_id(prefix, job.id), view(job), event.at)
+        event_about(job, kind, public_id(prefix, job.id), msgspec.to_builtins(view(job)), event.at)
     ]
 
 
@@ -97,7 +102,11 @@ def replacement_finished(event: Any, store: EventStore) -> list[PublicEvent]:
     kind = f"pool.replacement_{replacement.status}"
     events = [
         event_about(
-            replacement, kind, public_id("prp", replacement.id), replacement_view(replacement), event.at
+            replacement,
+            kind,
+            public_id("prp", replacement.id),
+            msgspec.to_builtins(replacement_view(replacement)),
+            event.at,
         )
     ]
     burned = replacement.burned_domain

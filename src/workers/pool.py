@@ -2,8 +2,10 @@
 as soon as it sees them, live ones one `PARTNER_API_FULFILLMENT_STEP_SECONDS` after they were
 requested, on the injected clock.
 
-Its to-do list is the `pool_jobs` read model; each pass loads the job, decides and saves with
-the aggregates' version checks, so several workers (or a restarted one) finish a job once.
+Its to-do list is the `pool_jobs` read model (`projections/pool.py`); each pass loads the job,
+decides and saves with the aggregates' version checks, so several workers (or a restarted one)
+finish a job once. The steps are the attach use case's (`services/pool/attach.py`:
+`complete_reservation`, `complete_release`).
 """
 
 from __future__ import annotations

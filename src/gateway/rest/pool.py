@@ -1,9 +1,14 @@
 """The pre-warmed pool (spec 3, 4.1, 4.2; decisions.md 3): add, remove, attach, release, and
-the pool's domains and operations."""
+the pool's domains and operations.
+
+Each POST decodes its body straight into its command (`services/pool/commands.py`: e.g.
+`AttachPool` for `POST /pool/attach`, use case `services/pool/attach.attach`, events
+`domain/pool_reservations.py`) and answers a view of `views/pool.py`; `GET /pool/domains` reads
+the `projections/pool.py` read model."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -18,163 +23,26 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import PROMOTION_NOTE
 from projections.pool import condition_clause, render_pool_row
-from schema.rules import NON_EMPTY_ITEM, documented
 from services.fulfillment.burned_domains import load_burned_job
 from services.pool import attach as pool_attach
 from services.pool import inventory as pool_inventory
-from services.pool.attach import MAX_QUANTITY
-from services.pool.inventory import MAX_DOMAINS
+from services.pool.commands import AddPoolDomains, AttachPool, ReleasePool, RemovePoolDomains
 from services.pool.replacements import load_replacement
-from views.pages import Links, Meta
+from views.pool import (
+    BurnedJobResponse,
+    PoolAddResponse,
+    PoolDomainPage,
+    PoolRemoveResponse,
+    ReleaseResponse,
+    ReplacementResponse,
+    ReservationResponse,
+)
 from webhooks.pool_events import __doc__ as POOL_EVENTS
 
 ATTACH_IDEMPOTENCY = (
     "An optional `Idempotency-Key` header makes a retried attach safe: the same key and body "
     "answer the first reservation again (24 h), as on `POST /orders`."
 )
-
-
-# Documentation only (`extra_json_schema`): the service checks these bounds itself, to answer
-# the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
-class PoolDomainsBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    domains: Annotated[
-        list[str],
-        documented(min_items=1, max_items=MAX_DOMAINS, unique_items=True, items=NON_EMPTY_ITEM),
-    ]
-
-
-# The 200 of pool remove, documented with the exact shape of spec 4.1.
-Count = Annotated[int, msgspec.Meta(ge=0)]
-
-
-class PoolRemoveOutcome(msgspec.Struct, kw_only=True):
-    domain: str
-    outcome: Literal["removed", "absent"]
-
-
-class PoolRemoveResult(msgspec.Struct, kw_only=True):
-    removed: Count
-    absent: Count
-    inbox_count: Count
-    domains: list[PoolRemoveOutcome]
-
-
-class PoolRemoveResponse(msgspec.Struct, kw_only=True):
-    data: PoolRemoveResult
-
-
-Condition = Literal["available", "warming", "idle_quarantined", "assigned", "reserved", "releasing"]
-
-
-class PoolDomainOut(msgspec.Struct, kw_only=True):
-    """A pool domain; `available_at` is when warming or quarantine ends (null once available)."""
-
-    id: str | None  # the domain's dom_ id
-    domain: str
-    condition: Condition
-    available_at: str | None
-    order_id: str | None
-    inbox_count: Count
-    reservation_id: str | None
-    workspace_id: str | None
-    client_id: int | None
-    burned: bool
-    added_at: str | None
-    updated_at: str | None
-
-
-class PoolDomainPage(msgspec.Struct):
-    data: list[PoolDomainOut]
-    links: Links
-    meta: Meta
-
-
-class PoolAddOutcome(PoolDomainOut, kw_only=True):
-    outcome: Literal["added", "already_pooled"]
-
-
-class PoolAddResult(msgspec.Struct, kw_only=True):
-    added: Count
-    already_pooled: Count
-    domains: list[PoolAddOutcome]
-
-
-class PoolAddResponse(msgspec.Struct):
-    data: PoolAddResult
-
-
-class JobDomain(msgspec.Struct):
-    id: str  # dom_
-    domain: str
-
-
-class ReservationOut(msgspec.Struct, kw_only=True):
-    """A pool reservation (`pcl_`), the answer of an attach."""
-
-    id: str
-    status: Literal["in_progress", "completed", "failed"]
-    workspace_id: str
-    client_id: int | None
-    quantity: int
-    domains: list[JobDomain]
-    reason: str | None
-    created_at: str
-    completed_at: str | None
-
-
-class ReservationResponse(msgspec.Struct):
-    data: ReservationOut
-
-
-class ReleaseOut(msgspec.Struct, kw_only=True):
-    """A pool release (`prl_`)."""
-
-    id: str
-    status: Literal["in_progress", "completed"]
-    domains: list[JobDomain]
-    created_at: str
-    completed_at: str | None
-
-
-class ReleaseResponse(msgspec.Struct):
-    data: ReleaseOut
-
-
-class ReplacementOut(msgspec.Struct, kw_only=True):
-    """A replacement (`prp_`) of a burned domain by an available pool domain."""
-
-    id: str
-    status: Literal["completed", "failed"]
-    job_id: str | None  # the burned-domain job (`brj_`) that asked for it
-    workspace_id: str | None
-    client_id: int | None
-    burned_domain: JobDomain
-    replacement_domain: JobDomain | None  # null when the pool had none (`reason`)
-    reason: str | None
-    created_at: str
-    completed_at: str | None
-
-
-class ReplacementResponse(msgspec.Struct):
-    data: ReplacementOut
-
-
-class BurnedJobOut(msgspec.Struct, kw_only=True):
-    """A burned-domain job (`brj_`)."""
-
-    id: str
-    status: Literal["in_progress", "completed"]
-    domain: JobDomain
-    operator: str | None
-    reason: str
-    pool_condition: str | None  # the domain's pool condition once the job completed
-    replacement_id: str | None
-    created_at: str
-    completed_at: str | None
-
-
-class BurnedJobResponse(msgspec.Struct):
-    data: BurnedJobOut
 
 
 # The shared 404 goes only to paths with an id parameter; this one names an id in its body.
@@ -189,12 +57,6 @@ UNKNOWN_WORKSPACE: dict[int, ResponseDoc] = {
 
 ONE_RESERVATION = ResponseDoc(ReservationResponse, description="The reservation")
 ONE_RELEASE = ResponseDoc(ReleaseResponse, description="The release")
-
-
-class AttachBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    workspace_id: str
-    quantity: Annotated[int, documented(minimum=1, maximum=MAX_QUANTITY)]
-    client_id: int | None = None  # kind m workspaces only
 
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
@@ -214,12 +76,14 @@ class PoolController(Controller):
         status_code=200,
         responses={200: ResponseDoc(PoolAddResponse, description="Each domain with its outcome")},
     )
-    async def add(self, request: Request[Any, Any, Any], data: PoolDomainsBody) -> dict[str, Any]:
+    async def add(
+        self, request: Request[Any, Any, Any], data: AddPoolDomains
+    ) -> PoolAddResponse:
         container, principal = container_of(request), principal_of(request)
         result = await anyio.to_thread.run_sync(
-            lambda: pool_inventory.add_domains(container, principal, data.domains)
+            lambda: pool_inventory.add_domains(container, principal, data)
         )
-        return {"data": result}
+        return PoolAddResponse(result)
 
     @post(
         "/remove",
@@ -230,13 +94,13 @@ class PoolController(Controller):
         responses={200: ResponseDoc(PoolRemoveResponse, description="Each domain's outcome")},
     )
     async def remove(
-        self, request: Request[Any, Any, Any], data: PoolDomainsBody
-    ) -> dict[str, Any]:
+        self, request: Request[Any, Any, Any], data: RemovePoolDomains
+    ) -> PoolRemoveResponse:
         container, principal = container_of(request), principal_of(request)
         result = await anyio.to_thread.run_sync(
-            lambda: pool_inventory.remove_domains(container, principal, data.domains)
+            lambda: pool_inventory.remove_domains(container, principal, data)
         )
-        return {"data": result}
+        return PoolRemoveResponse(data=result)
 
     @post(
         "/attach",
@@ -246,14 +110,15 @@ class PoolController(Controller):
         status_code=202,
         responses={202: ONE_RESERVATION, **UNKNOWN_WORKSPACE},
     )
-    async def attach(self, request: Request[Any, Any, Any], data: AttachBody) -> Response[Any]:
+    async def attach(
+        self, request: Request[Any, Any, Any], data: AttachPool
+    ) -> Response[ReservationResponse]:
         container, principal = container_of(request), principal_of(request)
-        body = msgspec.to_builtins(data)
-
-        def run() -> dict[str, Any]:
-            return {"data": pool_attach.attach(container, principal, body)}
-
-        return await maybe_idempotent(request, run, status_code=202)
+        return await maybe_idempotent(
+            request,
+            lambda: ReservationResponse(pool_attach.attach(container, principal, data)),
+            status_code=202,
+        )
 
     @post(
         "/release",
@@ -264,12 +129,12 @@ class PoolController(Controller):
         responses={202: ONE_RELEASE},
     )
     async def release(
-        self, request: Request[Any, Any, Any], data: PoolDomainsBody
-    ) -> Response[Any]:
+        self, request: Request[Any, Any, Any], data: ReleasePool
+    ) -> Response[ReleaseResponse]:
         container, principal = container_of(request), principal_of(request)
         return await maybe_idempotent(
             request,
-            lambda: {"data": pool_attach.release(container, principal, data.domains)},
+            lambda: ReleaseResponse(pool_attach.release(container, principal, data)),
             status_code=202,
         )
 
@@ -286,7 +151,7 @@ class PoolController(Controller):
         condition: ConditionFilter = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> PoolDomainPage:
         if condition is not None and condition not in CONDITIONS:
             raise invalid(f"condition must be one of {', '.join(CONDITIONS)}.", "condition")
         now = container_of(request).clock.now()
@@ -297,7 +162,7 @@ class PoolController(Controller):
         ]
         if condition is not None:
             where.append(condition_clause(condition, now))
-        return list_page(
+        page = list_page(
             request,
             table="pool_domains",
             where=where,
@@ -306,6 +171,7 @@ class PoolController(Controller):
             page_token=page_token,
             render=lambda row: render_pool_row(row, now),
         )
+        return msgspec.convert(page, PoolDomainPage)
 
     @get(
         "/reservations/{reservation_id:str}",
@@ -317,12 +183,12 @@ class PoolController(Controller):
     )
     async def get_reservation(
         self, request: Request[Any, Any, Any], reservation_id: str
-    ) -> dict[str, Any]:
+    ) -> ReservationResponse:
         container, principal = container_of(request), principal_of(request)
         found = await anyio.to_thread.run_sync(
             lambda: pool_attach.load_reservation(container, principal, reservation_id)
         )
-        return {"data": found}
+        return ReservationResponse(found)
 
     @get(
         "/releases/{release_id:str}",
@@ -332,12 +198,14 @@ class PoolController(Controller):
         summary="One pool release",
         responses={200: ONE_RELEASE},
     )
-    async def get_release(self, request: Request[Any, Any, Any], release_id: str) -> dict[str, Any]:
+    async def get_release(
+        self, request: Request[Any, Any, Any], release_id: str
+    ) -> ReleaseResponse:
         container, principal = container_of(request), principal_of(request)
         found = await anyio.to_thread.run_sync(
             lambda: pool_attach.load_release(container, principal, release_id)
         )
-        return {"data": found}
+        return ReleaseResponse(found)
 
     @get(
         "/replacements/{replacement_id:str}",
@@ -349,9 +217,9 @@ class PoolController(Controller):
     )
     async def get_replacement(
         self, request: Request[Any, Any, Any], replacement_id: str
-    ) -> dict[str, Any]:
+    ) -> ReplacementResponse:
         tenant = principal_of(request).tenant
-        return {"data": load_replacement(container_of(request), tenant, replacement_id)}
+        return ReplacementResponse(load_replacement(container_of(request), tenant, replacement_id))
 
     @get(
         "/burned_domain_jobs/{job_id:str}",
@@ -361,6 +229,8 @@ class PoolController(Controller):
         summary="One burned-domain job",
         responses={200: ResponseDoc(BurnedJobResponse, description="The burned-domain job")},
     )
-    async def get_burned_job(self, request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
+    async def get_burned_job(
+        self, request: Request[Any, Any, Any], job_id: str
+    ) -> BurnedJobResponse:
         tenant = principal_of(request).tenant
-        return {"data": load_burned_job(container_of(request), tenant, job_id)}
+        return BurnedJobResponse(load_burned_job(container_of(request), tenant, job_id))

@@ -21,7 +21,7 @@ from domain.pool_domains import ASSIGNED, PoolDomain
 from infra.ids import parse_id, public_id
 from services.pool.records import find_pool_domain, pool_domain_for
 from services.pool.replacements import replace_burned
-from views.pool import burned_job_view
+from views.pool import BurnedJobOut, burned_job_out
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -79,12 +79,12 @@ def burned_domain_job(
     return job, changed
 
 
-def load_burned_job(container: Container, tenant: str | None, job_id: str) -> dict[str, Any]:
+def load_burned_job(container: Container, tenant: str | None, job_id: str) -> BurnedJobOut:
     """One job as plain data; `tenant` None is the operator's view (any organization)."""
     found = container.store.find(parse_id("brj", job_id), BurnedDomainJob)
     if not isinstance(found, BurnedDomainJob) or tenant not in (None, found.tenant):
         raise NotFound("burned-domain job")
-    return burned_job_view(found)
+    return burned_job_out(found)
 
 
 def is_burned(container: Container, org_id: str, environment: str, name: str) -> bool:

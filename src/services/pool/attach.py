@@ -21,10 +21,16 @@ rest `idle_quarantined` for `live_rest_seconds` (as long as a new domain warms u
 none) and then count as `available` again.
 """
 
+# The pool attach use case. This docstring is the OpenAPI description of `POST /pool/attach`
+# and `POST /pool/release` (`gateway/rest/pool.py`). Commands: `services/pool/commands.py`
+# (`AttachPool`, `ReleasePool`); events: `domain/pool_reservations.py` (`PoolReservation`),
+# `domain/pool_releases.py`; answers: `views/pool.py` (`ReservationOut`, `ReleaseOut`); read
+# model: `projections/pool.py`, whose `pool_jobs` table is the to-do list of `workers/pool.py`.
+
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError, NotFound, invalid
 from domain.pool_domains import ASSIGNED, RESERVED, PoolDomain
@@ -35,14 +41,14 @@ from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
 from services.accounts.workspaces import load_target_workspace
+from services.pool.commands import MAX_QUANTITY, AttachPool, ReleasePool
 from services.pool.inventory import live_rest_seconds, pool_names
 from services.pool.records import find_pool_domain, take_available
-from views.pool import release_view, reservation_view
+from views.pool import ReleaseOut, ReservationOut, release_view, reservation_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
 
-MAX_QUANTITY = 100
 # Twenty attaches racing over ten domains: each conflict means another attach progressed.
 ATTACH_ATTEMPTS = 40
 
@@ -68,17 +74,18 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
             )
 
 
-def attach(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    quantity = body["quantity"]
+def attach(container: Container, principal: Principal, command: AttachPool) -> ReservationOut:
+    """The pool attach use case (`POST /pool/attach`)."""
+    quantity = command.quantity
     if quantity < 1:
         raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
-    workspace_id, client_id = body["workspace_id"], body.get("client_id")
+    workspace_id, client_id = command.workspace_id, command.client_id
     workspace = load_target_workspace(
         container, principal.org_id, principal.environment, workspace_id
     )
     _check_target(workspace, client_id)
 
-    def run() -> dict[str, Any]:
+    def run() -> ReservationOut:
         if (earlier := created_before(container, "pool_reservation", PoolReservation)) is not None:
             return reservation_view(earlier)  # saved by an earlier attempt of this request
         chosen = take_available(container, principal.tenant, quantity)
@@ -150,10 +157,11 @@ def complete_reservation(container: Container, reservation_id: str) -> None:
     container.unit_of_work.retrying(run)
 
 
-def release(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
-    names = pool_names(sent)
+def release(container: Container, principal: Principal, command: ReleasePool) -> ReleaseOut:
+    """The pool release use case (`POST /pool/release`)."""
+    names = pool_names(command.domains)
 
-    def run() -> dict[str, Any]:
+    def run() -> ReleaseOut:
         at = container.clock.now()
         found = {
             n: find_pool_domain(container, principal.org_id, principal.environment, n)
@@ -213,7 +221,9 @@ def complete_release(container: Container, release_id: str) -> None:
     container.unit_of_work.retrying(run)
 
 
-def load_reservation(container: Container, principal: Principal, reservation_id: str) -> dict[str, Any]:
+def load_reservation(
+    container: Container, principal: Principal, reservation_id: str
+) -> ReservationOut:
     found = container.store.find(parse_id("pcl", reservation_id), PoolReservation)
     if not isinstance(found, PoolReservation) or found.tenant != principal.tenant:
         raise NotFound("pool reservation")
@@ -222,7 +232,7 @@ def load_reservation(container: Container, principal: Principal, reservation_id:
     return reservation_view(found)
 
 
-def load_release(container: Container, principal: Principal, release_id: str) -> dict[str, Any]:
+def load_release(container: Container, principal: Principal, release_id: str) -> ReleaseOut:
     found = container.store.find(parse_id("prl", release_id), PoolRelease)
     if not isinstance(found, PoolRelease) or found.tenant != principal.tenant:
         raise NotFound("pool release")

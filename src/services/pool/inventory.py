@@ -16,9 +16,13 @@ and a removed paid domain can be added again. `inbox_count` is the number of act
 inboxes on the removed domains.
 """
 
+# This docstring is the OpenAPI description of both routes (`gateway/rest/pool.py`); their
+# commands are `services/pool/commands.py` `AddPoolDomains` / `RemovePoolDomains`, their answers
+# `views/pool.py` `PoolAddResult` / `PoolRemoveResult`.
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
@@ -26,14 +30,20 @@ from domain.orders import Order
 from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
 from infra.ids import parse_id
 from services.accounts.keys import Principal
+from services.pool.commands import MAX_DOMAINS, AddPoolDomains, RemovePoolDomains
 from services.pool.eligibility import check_eligibility
 from services.pool.records import find_pool_domain, pool_domain_for, still_backed
-from views.pool import pool_domain_view
+from views.pool import (
+    PoolAddOutcome,
+    PoolAddResult,
+    PoolRemoveOutcome,
+    PoolRemoveResult,
+    pool_add_outcome,
+)
 
 if TYPE_CHECKING:
     from runtime.container import Container
 
-MAX_DOMAINS = 25
 # Warm-up of a new live pool domain, and quarantine after a release, in simulated provisioning
 # steps: the simulated world runs on PARTNER_API_FULFILLMENT_STEP_SECONDS, so a live pool flow
 # can be followed end to end in seconds, as a live order can.
@@ -68,12 +78,14 @@ def pool_names(sent: list[str]) -> list[str]:
     return names
 
 
-def add_domains(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
-    names = pool_names(sent)
+def add_domains(
+    container: Container, principal: Principal, command: AddPoolDomains
+) -> PoolAddResult:
+    names = pool_names(command.domains)
     org_id, environment = principal.org_id, principal.environment
     warmup = live_rest_seconds(container) if environment == "live" else 0
 
-    def run() -> dict[str, Any]:
+    def run() -> PoolAddResult:
         checks = check_eligibility(container, org_id, environment, names)
         refused = [{"domain": c.name, "reason": c.reason} for c in checks if c.reason]
         if refused:
@@ -84,11 +96,12 @@ def add_domains(container: Container, principal: Principal, sent: list[str]) -> 
                 details={"domains": refused},
             )
         at = container.clock.now()
-        changed, outcomes = [], []
+        changed: list[PoolDomain] = []
+        outcomes: list[PoolAddOutcome] = []
         for check in checks:
             pool = pool_domain_for(container, org_id, environment, check.name)
-            outcome = "already_pooled" if pool.pooled else "added"
-            if not pool.pooled:
+            added = not pool.pooled
+            if added:
                 pool.add(
                     dom_id=check.dom_id,
                     order_id=check.order_id,
@@ -97,11 +110,13 @@ def add_domains(container: Container, principal: Principal, sent: list[str]) -> 
                     at=at,
                 )
                 changed.append(pool)
-            outcomes.append({**pool_domain_view(pool, at), "outcome": outcome})
+            outcomes.append(pool_add_outcome(pool, at, "added" if added else "already_pooled"))
         container.unit_of_work.save(*changed)
         _undo_if_unbacked(container, changed)
-        added = sum(1 for o in outcomes if o["outcome"] == "added")
-        return {"added": added, "already_pooled": len(outcomes) - added, "domains": outcomes}
+        count = sum(1 for o in outcomes if o.outcome == "added")
+        return PoolAddResult(
+            added=count, already_pooled=len(outcomes) - count, domains=outcomes
+        )
 
     return container.unit_of_work.retrying(run)
 
@@ -132,11 +147,13 @@ def _undo_if_unbacked(container: Container, added: list[PoolDomain]) -> None:
     )
 
 
-def remove_domains(container: Container, principal: Principal, sent: list[str]) -> dict[str, Any]:
-    names = pool_names(sent)
+def remove_domains(
+    container: Container, principal: Principal, command: RemovePoolDomains
+) -> PoolRemoveResult:
+    names = pool_names(command.domains)
     org_id, environment = principal.org_id, principal.environment
 
-    def run() -> dict[str, Any]:
+    def run() -> PoolRemoveResult:
         at = container.clock.now()
         found = {name: find_pool_domain(container, org_id, environment, name) for name in names}
         pooled = {name: pool for name, pool in found.items() if pool and pool.pooled}
@@ -156,14 +173,14 @@ def remove_domains(container: Container, principal: Principal, sent: list[str]) 
         for pool in pooled.values():
             pool.remove(at)
         container.unit_of_work.save(*pooled.values())
-        return {
-            "removed": len(pooled),
-            "absent": len(names) - len(pooled),
-            "inbox_count": sum(pool.inbox_count for pool in pooled.values()),
-            "domains": [
-                {"domain": name, "outcome": "removed" if name in pooled else "absent"}
+        return PoolRemoveResult(
+            removed=len(pooled),
+            absent=len(names) - len(pooled),
+            inbox_count=sum(pool.inbox_count for pool in pooled.values()),
+            domains=[
+                PoolRemoveOutcome(domain=name, outcome="removed" if name in pooled else "absent")
                 for name in names
             ],
-        }
+        )
 
     return container.unit_of_work.retrying(run)

@@ -4,18 +4,21 @@ The burned domain's workspace and client get one available pool domain in its pl
 same step: the new one is reserved and assigned under the replacement's id, the burned one
 retired from the pool. With no available domain the replacement is recorded `failed` (reason
 `insufficient_inventory`) and the burned domain stays assigned until the partner releases it.
+
+Answer: `views/pool.py` `ReplacementOut`; route: `GET /pool/replacements/{id}` in
+`gateway/rest/pool.py`; webhooks `pool.replacement_*`: `webhooks/pool_events.py`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from domain.errors import NotFound
 from domain.pool_domains import PoolDomain
 from domain.pool_replacements import COMPLETED, FAILED, PoolReplacement
 from infra.ids import parse_id, public_id
 from services.pool.records import take_available
-from views.pool import replacement_view
+from views.pool import ReplacementOut, replacement_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -57,7 +60,7 @@ def replace_burned(
     return replacement, [new]
 
 
-def load_replacement(container: Container, tenant: str, replacement_id: str) -> dict[str, Any]:
+def load_replacement(container: Container, tenant: str, replacement_id: str) -> ReplacementOut:
     found = container.store.find(parse_id("prp", replacement_id), PoolReplacement)
     if not isinstance(found, PoolReplacement) or found.tenant != tenant:
         raise NotFound("pool replacement")
