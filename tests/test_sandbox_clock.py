@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from conftest import RunningService, ServiceFactory
+from pool_support import attached, pooled, released
 from sandbox_clock_support import advance, completed_order
 from test_orders_live import event_names, wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, place
@@ -202,3 +203,17 @@ def test_an_advance_to_a_moment_reaches_it(service_factory: ServiceFactory) -> N
         assert sandbox.get(f"/orders/{order['id']}").json()["data"]["status"] == "cancelled"
         again = sandbox.post("/sandbox/clock/advance", json={"to": moved["now"]})
         assert error_of(again, 400, "invalid_request")["field"] == "to"
+
+
+def test_pool_jobs_finish_on_the_sandbox_clock(service_factory: ServiceFactory) -> None:
+    """A pool attach and release of a moved sandbox finish at its time, not before they began."""
+    service = _service(service_factory)
+    with service.partner() as sandbox:
+        names = pooled(sandbox, 1)
+        advance(sandbox, seconds=14 * 86_400)
+        now = iso(START + 14 * 86_400)
+        reservation = attached(sandbox, new_workspace(sandbox), 1)
+        assert reservation["created_at"] == reservation["completed_at"] == now
+        release = released(sandbox, *names)
+        assert release["created_at"] == now
+        assert release["completed_at"] is not None and release["completed_at"] >= now

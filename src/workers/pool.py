@@ -1,6 +1,6 @@
 """The pool worker role: finishes pool reservations (`pcl_`) and releases (`prl_`): sandbox ones
 as soon as it sees them, live ones one `PARTNER_API_FULFILLMENT_STEP_SECONDS` after they were
-requested, on the injected clock.
+requested, on the injected clock; a sandbox job's times are its sandbox clock's.
 
 Its to-do list is the `pool_jobs` read model (`projections/pool.py`); each pass loads the job,
 decides and saves with the aggregates' version checks, so several workers (or a restarted one)
@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from domain.pool_releases import PoolRelease
+from domain.pool_reservations import PoolReservation
 from infra.polling import PollingWorker
+from infra.sandbox_offsets import on_its_clock
 from projections.pool import POOL_JOB_EVENTS, due_jobs
 from services.pool.attach import complete_release, complete_reservation
 
@@ -43,9 +46,15 @@ class PoolWorker(PollingWorker):
         return f"pool attach and release, one step after {self.step_seconds:g}s"
 
 
+# Each on the clock of its job's sandbox (decisions.md 6), so a sandbox job does not finish
+# before it started once its clock was moved forward.
+_complete_reservation = on_its_clock("pcl", PoolReservation, complete_reservation)
+_complete_release = on_its_clock("prl", PoolRelease, complete_release)
+
+
 def _complete(container: Container, job_id: str) -> None:
     if job_id.startswith("pcl_"):
-        complete_reservation(container, job_id)
+        _complete_reservation(container, job_id)
     else:
-        complete_release(container, job_id)
+        _complete_release(container, job_id)
 
