@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from conftest import RunningService, ServiceFactory
 from pool_support import pooled
@@ -18,10 +19,12 @@ from test_swaps import completed_order, of
 
 from infra.clock import ManualClock
 from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
+from services.accounts.commands import CreateUser, CreateWorkspace
 from services.accounts.keys import Principal
 from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
+from services.catalog.commands import CreateBundle
 from services.pool.attach import attach
 from services.swaps.use_cases import create_swap
 
@@ -35,9 +38,8 @@ def workspace_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_workspace(service: RunningService, principal: Principal, body: dict[str, Any]
                    ) -> dict[str, Any]:
-    return create_workspace(service.container, principal.org_id, principal.environment,
-                            name=body["name"], provider=body["provider"],
-                            credentials=body["credentials"], customer=None)
+    command = msgspec.convert(body, CreateWorkspace)
+    return msgspec.to_builtins(create_workspace(service.container, principal, command))
 
 
 def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -46,7 +48,8 @@ def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_bundle(service: RunningService, principal: Principal, body: dict[str, Any]
                 ) -> dict[str, Any]:
-    return create_bundle(service.container, principal.org_id, principal.environment, body)
+    command = msgspec.convert(body, CreateBundle)
+    return msgspec.to_builtins(create_bundle(service.container, principal, command))
 
 
 def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -57,7 +60,8 @@ def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_user(service: RunningService, principal: Principal, body: dict[str, Any]
               ) -> dict[str, Any]:
-    return create_user(service.container, principal.org_id, principal.environment, **body)
+    command = msgspec.convert(body, CreateUser)
+    return msgspec.to_builtins(create_user(service.container, principal, command))
 
 
 def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:

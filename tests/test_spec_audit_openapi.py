@@ -43,7 +43,7 @@ from gateway.rest.pool import (
 )
 from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
 from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
-from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
+from views.wallet import WalletEntry, WalletOut, WalletResponse
 
 
 def keys_match(item: dict[str, Any], shape: type[msgspec.Struct]) -> None:

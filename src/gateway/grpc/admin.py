@@ -10,8 +10,9 @@ import anyio
 from infra.clock import iso
 from partnerapi.v2 import admin_pb2, admin_pb2_grpc
 from projections.api_keys import keys_of
+from services.accounts.commands import CreditWallet
 from services.accounts.keys import IssuedKey
-from services.accounts.wallet import credit
+from services.accounts.wallet import credit_wallet
 from webhooks.endpoints import endpoints_of
 
 if TYPE_CHECKING:
@@ -111,11 +112,10 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         )
 
     async def CreditWallet(self, request: Any, context: Any) -> Any:
-        balance = await anyio.to_thread.run_sync(
-            credit, self.c, request.org_id, int(request.amount_cents)
-        )
+        command = CreditWallet(org_id=request.org_id, amount_cents=int(request.amount_cents))
+        credited = await anyio.to_thread.run_sync(credit_wallet, self.c, command)
         return admin_pb2.CreditWalletResponse(
-            org_id=balance["org_id"], balance_cents=int(balance["balance_cents"])
+            org_id=credited.org_id, balance_cents=credited.balance_cents
         )
 
     async def SetWebhookEndpoint(self, request: Any, context: Any) -> Any:
