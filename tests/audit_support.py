@@ -11,6 +11,7 @@ from test_orders_sandbox import wait_order
 
 from services.accounts.commands import CreditWallet
 from services.accounts.wallet import credit_wallet
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
 
@@ -25,7 +26,7 @@ def build_history(service: RunningService) -> dict[str, Any]:
     c.accounts.rotate_key(spare.id)
     c.accounts.revoke_key(spare.id)
     credit_wallet(c, CreditWallet(org_id=org_id, amount_cents=5000))
-    endpoints_of(c).set_url(org_id, "https://hooks.example.com/partner")
+    endpoints_of(c).set_url(org_id, SetWebhookEndpoint(url="https://hooks.example.com/partner"))
     endpoints_of(c).send_test(org_id, "test")
     partner = service.client(secret)
     bundle = partner.post(

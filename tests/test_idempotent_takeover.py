@@ -26,6 +26,7 @@ from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
 from services.catalog.commands import CreateBundle
 from services.pool.attach import attach
+from services.swaps.commands import CreateSwap
 from services.swaps.use_cases import create_swap
 
 Setup = Callable[[httpx.Client], tuple[str, dict[str, Any]]]
@@ -60,8 +61,8 @@ def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_user(service: RunningService, principal: Principal, body: dict[str, Any]
               ) -> dict[str, Any]:
-    command = msgspec.convert(body, CreateUser)
-    return msgspec.to_builtins(create_user(service.container, principal, command))
+    view = create_user(service.container, principal, msgspec.convert(body, CreateUser))
+    return msgspec.to_builtins(view)  # type: ignore[no-any-return]
 
 
 def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -81,7 +82,9 @@ def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_swap(service: RunningService, principal: Principal, body: dict[str, Any]
               ) -> dict[str, Any]:
-    return create_swap(service.container, principal, body)
+    view = create_swap(service.container, principal, msgspec.convert(body, CreateSwap))
+    result: dict[str, Any] = msgspec.to_builtins(view)
+    return result
 
 
 CASES = {

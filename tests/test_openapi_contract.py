@@ -19,7 +19,7 @@ from gateway.rest.imports import JOB_STATUSES
 from gateway.rest.orders import STATUSES as ORDER_STATUSES
 from runtime.openapi_export import partner_document
 from schema import vocabulary
-from webhooks.catalog import EVENT_TYPES
+from schema.event_types import EVENT_TYPES
 
 
 @cache

@@ -237,9 +237,10 @@ def test_order_webhook_events(service: RunningService) -> None:
         order = placed(client, counts(new_workspace(client), a=2))
         service.wait_projections()
         events = client.get("/events", params={"per_page": 100}).json()["data"]
-        # In log order (the list is newest first), as a live order sends them.
+        # In log order (the list is newest first), as a live order sends them: the order is
+        # completed once every domain is connected.
         assert [e["type"] for e in reversed(events)] == [
-            "order.in_progress", "order.completed", "domain.connected", "domain.connected"
+            "order.in_progress", "domain.connected", "domain.connected", "order.completed"
         ]
         by_type: dict[str, list[dict[str, Any]]] = {}
         for event in events:
@@ -337,5 +338,5 @@ def test_sandbox_and_live_orders_answer_and_notify_alike(service_factory: Any) -
             seen[environment] = (first, [e["type"] for e in reversed(events)])
     assert seen["test"] == seen["live"] == (
         "in_progress",
-        ["order.in_progress", "order.completed", "domain.connected", "domain.connected"],
+        ["order.in_progress", "domain.connected", "domain.connected", "order.completed"],
     )

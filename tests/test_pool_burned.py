@@ -14,14 +14,15 @@ from test_orders_sandbox import error_of, new_workspace
 
 from audit.replay import replay
 from domain.errors import NotFound
+from services.fulfillment.commands import MarkDomainBurned
 from services.fulfillment.reports import mark_domain_burned
 
 
 def burn(service: RunningService, name: str) -> dict[str, Any]:
     """The job a fulfillment operator's MarkDomainBurned (no request id) starts."""
-    job: dict[str, Any] = mark_domain_burned(
-        service.container, domain=name, operator="ops@fulfillment", reason="blocklisted"
-    )["job"]
+    command = MarkDomainBurned(domain=name, reason="blocklisted")
+    job = mark_domain_burned(service.container, "ops@fulfillment", command).job
+    assert job is not None
     return job
 
 

@@ -15,15 +15,6 @@ from test_pool_burned import burn
 from test_wallet_purchase import credit
 
 from gateway.rest.domains import DomainOut, DomainPage, DomainResponse
-from gateway.rest.events import (
-    EndpointOut,
-    EndpointResponse,
-    EndpointSecretOut,
-    EndpointSecretResponse,
-    EventOut,
-    EventPage,
-    EventResponse,
-)
 from gateway.rest.forwarding import ForwardingJobOut, ForwardingJobResponse
 from gateway.rest.orders import ResolvedActionOut, ResolvedActionResponse
 from gateway.rest.pool import (
@@ -43,6 +34,15 @@ from gateway.rest.pool import (
 )
 from gateway.rest.quotes import PriceLine, QuoteOut, QuoteResponse
 from gateway.rest.tlds_generate import GeneratedOut, GeneratedResponse, Tld, TldPage
+from views.events import (
+    EndpointOut,
+    EndpointResponse,
+    EndpointSecretOut,
+    EndpointSecretResponse,
+    EventOut,
+    EventPage,
+    EventResponse,
+)
 from views.wallet import WalletEntry, WalletOut, WalletResponse
 
 

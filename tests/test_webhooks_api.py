@@ -137,7 +137,7 @@ def test_every_type_the_mappers_emit_is_in_the_catalog() -> None:
     import re
     from pathlib import Path
 
-    from webhooks.catalog import EVENT_TYPES, SPEC_TYPES
+    from schema.event_types import EVENT_TYPES, SPEC_TYPES
 
     source = "\n".join(p.read_text() for p in Path("src").rglob("*.py")
                        if p.name != "catalog.py" and "partnerapi" not in p.parts)

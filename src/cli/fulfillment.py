@@ -8,10 +8,13 @@ import argparse
 import getpass
 from typing import Any
 
+import msgspec
+
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
 from services.fulfillment import reports
+from services.fulfillment.commands import ListWork, ReportStep, RetryStep
 from services.fulfillment.work import list_work
 
 
@@ -88,17 +91,14 @@ EXTENSIONS.append(_add_commands)
 
 @command("fulfillment", "list")
 def fulfillment_list(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    items, threshold = list_work(
-        c, stuck_only=args.stuck, stuck_after=args.stuck_after, org_id=args.org
-    )
-    return {"stuck_after_seconds": threshold, "items": items}
+    query = ListWork(stuck_only=args.stuck, stuck_after_seconds=args.stuck_after, org_id=args.org)
+    printed: dict[str, Any] = msgspec.to_builtins(list_work(c, query))
+    return printed
 
 
 @command("fulfillment", "report")
 def fulfillment_report(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    return reports.report_step(
-        c,
-        operator=_operator(args),
+    command = ReportStep(
         order_id=args.order_id,
         step=args.step,
         outcome=args.outcome,
@@ -106,10 +106,12 @@ def fulfillment_report(args: argparse.Namespace, c: Container) -> dict[str, Any]
         fail_order=args.fail_order,
         request_id=args.request_id,
     )
+    printed: dict[str, Any] = msgspec.to_builtins(reports.report_step(c, _operator(args), command))
+    return printed
 
 
 @command("fulfillment", "retry")
 def fulfillment_retry(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    return reports.retry_step(
-        c, operator=_operator(args), order_id=args.order_id, step=args.step, request_id=args.request_id
-    )
+    command = RetryStep(order_id=args.order_id, step=args.step, request_id=args.request_id)
+    printed: dict[str, Any] = msgspec.to_builtins(reports.retry_step(c, _operator(args), command))
+    return printed

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import msgspec
+
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
 
@@ -40,9 +43,12 @@ EXTENSIONS.append(add_parsers)
 
 @command("webhook", "set")
 def webhook_set(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    return endpoints_of(c).set_url(args.org_id, args.url)
+    saved = endpoints_of(c).set_url(args.org_id, SetWebhookEndpoint(url=args.url))
+    printed: dict[str, Any] = msgspec.to_builtins(saved)
+    return printed
 
 
 @command("webhook", "rotate")
 def webhook_rotate(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    return endpoints_of(c).rotate_secret(args.org_id)
+    printed: dict[str, Any] = msgspec.to_builtins(endpoints_of(c).rotate_secret(args.org_id))
+    return printed

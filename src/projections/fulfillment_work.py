@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from domain.orders import Order
 from infra.ids import public_id
 from projections.base import ReadModel, on
@@ -46,6 +48,6 @@ class FulfillmentWork(ReadModel):
                 position,
                 order.status,
                 order.updated_at,
-                json.dumps(work_view(order)),
+                json.dumps(msgspec.to_builtins(work_view(order))),
             ),
         )

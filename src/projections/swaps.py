@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from domain.swaps import Swap
+from infra.database import Cursor
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from views.swaps import swap_view
@@ -62,16 +65,18 @@ class SwapList(ReadModel):
                 swap.status,
                 swap.order_id,
                 swap.domain,
-                view["new_domain"],
+                view.new_domain,
                 swap.updated_at,
                 swap.warm_until,
                 swap.old_domain_detached_at is not None,
-                json.dumps(view),
+                # json.dumps text, as rows were stored before the view became a Struct: a
+                # rebuilt row and one an older process wrote are the same text.
+                json.dumps(msgspec.to_builtins(view)),
             ),
         )
 
 
-def due_swaps(cur: Any, now: float, step_seconds: float, limit: int = 50) -> list[str]:
+def due_swaps(cur: Cursor, now: float, step_seconds: float, limit: int = 50) -> list[str]:
     """Sandbox swaps not yet run, and live swaps whose last move is at least one step old."""
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status IN ('created', 'in_progress') "
@@ -81,7 +86,7 @@ def due_swaps(cur: Any, now: float, step_seconds: float, limit: int = 50) -> lis
     return [str(r["id"]) for r in rows]
 
 
-def waiting_swaps(cur: Any, limit: int = 50) -> list[str]:
+def waiting_swaps(cur: Cursor, limit: int = 50) -> list[str]:
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status = 'action_required' ORDER BY position LIMIT ?",
         (limit,),
@@ -89,7 +94,7 @@ def waiting_swaps(cur: Any, limit: int = 50) -> list[str]:
     return [str(r["id"]) for r in rows]
 
 
-def warm_periods_over(cur: Any, now: float, limit: int = 50) -> list[str]:
+def warm_periods_over(cur: Cursor, now: float, limit: int = 50) -> list[str]:
     rows = cur.execute(
         "SELECT id FROM swaps WHERE status = 'completed' AND warm_until IS NOT NULL "
         "AND warm_until <= ? AND old_domain_detached = ? ORDER BY warm_until LIMIT ?",

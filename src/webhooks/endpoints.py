@@ -6,12 +6,14 @@ The secret is shown once, when it is made; the aggregate only ever holds it seal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from domain.errors import DomainError
 from domain.organizations import Organization
 from infra.conflicts import retry_conflicts
 from infra.ids import parse_id
+from views.events import EndpointOut, EndpointSecretOut
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.signing import new_secret
 from webhooks.urls import check_registration
 
@@ -35,27 +37,28 @@ class WebhookEndpoints:
             raise DomainError("not_found", "No such organization.")
         return org  # type: ignore[no-any-return]
 
-    def describe(self, org_id: str) -> dict[str, Any]:
+    def describe(self, org_id: str) -> EndpointOut:
         org = self._organization(org_id)
-        return {"url": org.webhook_url, "secret_set": org.webhook_secret_sealed is not None}
+        return EndpointOut(url=org.webhook_url, secret_set=org.webhook_secret_sealed is not None)
 
-    def set_url(self, org_id: str, url: str) -> dict[str, Any]:
+    def set_url(self, org_id: str, command: SetWebhookEndpoint) -> EndpointSecretOut:
         """Save the URL with a new secret, returned here and never again."""
+        url = command.url
         check_registration(url, self.container.settings.allow_http_webhooks)
 
-        def run() -> dict[str, Any]:
+        def run() -> EndpointSecretOut:
             org = self._organization(org_id)
             secret = new_secret()
             org.set_webhook_endpoint(url=url, secret_sealed=self.container.sealer.seal(secret))
             self.container.store.save(org)
-            return {"url": url, "secret": secret}
+            return EndpointSecretOut(url=url, secret=secret)
 
         # A concurrent PUT or rotate saved the organization first: decide again on fresh
         # state (last writer wins) instead of answering 500.
         return retry_conflicts(run)
 
-    def rotate_secret(self, org_id: str) -> dict[str, Any]:
-        def run() -> dict[str, Any]:
+    def rotate_secret(self, org_id: str) -> EndpointSecretOut:
+        def run() -> EndpointSecretOut:
             org = self._organization(org_id)
             if org.webhook_url is None:
                 raise DomainError(
@@ -64,7 +67,7 @@ class WebhookEndpoints:
             secret = new_secret()
             org.rotate_webhook_secret(secret_sealed=self.container.sealer.seal(secret))
             self.container.store.save(org)
-            return {"url": org.webhook_url, "secret": secret}
+            return EndpointSecretOut(url=org.webhook_url, secret=secret)
 
         return retry_conflicts(run)
 

@@ -14,12 +14,11 @@ from infra.store import EventStore
 from projections.base import ReadModel
 from projections.json_text import compact_json_text
 from webhooks.mappers import load_mappers
-from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
+from webhooks.public_events import MAPPERS, PUBLISHED_LAST, PublicEvent, public_events_for
 
 POSITION_STRIDE = 64
 # Of the public events one stored event makes, these go out after the others, as the
 # lifecycle reads (`order.in_progress`, `domain.connected` ..., `order.completed`).
-PUBLISHED_LAST = frozenset({"order.completed"})
 
 
 def publishing_rank(position: int, type_: str) -> tuple[int, bool, int]:

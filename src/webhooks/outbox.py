@@ -18,7 +18,7 @@ import nats.errors
 
 from infra.storage_health import storage_full
 from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
-from webhooks.event_log import PUBLISHED_LAST, envelope_of
+from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 from webhooks.stream import (
@@ -47,13 +47,6 @@ MAX_POLL_SECONDS = 0.02
 # microseconds) and reads only after a commit: polling this often costs next to nothing and
 # takes ~8 ms off the average lag.
 STAMPED_POLL_SECONDS = 0.005
-
-
-def in_publishing_order(events: list[PublicEvent]) -> list[PublicEvent]:
-    """An order's completion goes out after its domains' events, as its lifecycle reads
-    (`order.in_progress`, `domain.connected` ..., `order.completed`); ids and the event log's
-    positions keep the mappers' order, so stored history is unchanged."""
-    return sorted(events, key=lambda event: event.type in PUBLISHED_LAST)
 
 
 class AcksStalled(Exception):
@@ -191,7 +184,7 @@ class OutboxPublisher:
             if notification.topic.rpartition(":")[2] not in MAPPERS:
                 continue  # not a public event: skip decoding it
             domain_event = mapper.to_domain_event(notification)
-            events.extend(in_publishing_order(public_events_for(domain_event, self.container.store)))
+            events.extend(public_events_for(domain_event, self.container.store))
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:

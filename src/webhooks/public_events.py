@@ -90,12 +90,17 @@ def _envelope_time(event: PublicEvent, domain_event: Any) -> float:
     return float(stored.timestamp())
 
 
+# Each says "all of it is done": it goes out after the `domain.connected` (and other) events the
+# same change made, so a receiver that acts on it has already seen its parts.
+PUBLISHED_LAST = frozenset({"order.completed", "swap.completed"})
+
+
 def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]:
     mapper = MAPPERS.get(type(domain_event).__qualname__)
     if mapper is None:
         return []
     events = mapper(domain_event, store)
-    return [
+    stamped = [
         PublicEvent(
             type=e.type,
             org_id=e.org_id,
@@ -107,3 +112,6 @@ def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]
         )
         for i, e in enumerate(events)
     ]
+    # Ids follow the mapper's order (so they never change); the log's positions, the outbox and
+    # every listing follow the lifecycle: a completion after the events of its parts.
+    return sorted(stamped, key=lambda event: event.type in PUBLISHED_LAST)

@@ -11,12 +11,18 @@ round. The dispatcher makes the attempts as it makes every other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from domain.errors import NotFound
 from infra.database import Database
-from webhooks.deliveries import CHUNK, attempts_allowed
+from views.events import EventOut, RedeliveredOut
+from webhooks.commands import RedeliverEvents
+from webhooks.deliveries import CHUNK, attempts_allowed, redeliver
 from webhooks.event_log import publishing_rank
-from webhooks.events_view import EVENTS_FROM, STATUS_SQL
+from webhooks.events_view import EVENTS_FROM, STATUS_SQL, event_row, one_event
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 # Apart by this much, the attempts are due in the events' own order: the dispatcher claims
 # due rows by `next_attempt_at`.
@@ -61,6 +67,35 @@ def redeliver_since(
             chunk = events[start : start + CHUNK]
             _queue(cur, chunk, org_id, now + start * ORDER_STEP_SECONDS, last_of_round)
     return len(events)
+
+
+def redeliver_events(
+    container: Container, tenant: str, org_id: str, command: RedeliverEvents
+) -> RedeliveredOut:
+    """`POST /events/redeliver`: the tenant's events since `command.since` again."""
+    count = redeliver_since(
+        container.read_db,
+        tenant,
+        org_id,
+        command.since.timestamp(),
+        command.status,
+        container.clock.now(),
+        container.settings.webhook_retry_schedule,
+    )
+    return RedeliveredOut(redelivered=count)
+
+
+def redeliver_event(container: Container, tenant: str, org_id: str, event_id: str) -> EventOut:
+    """`POST /events/{event_id}/redeliver`: one more round for one of the tenant's events;
+    answers the event as it is then."""
+    row = event_row(container.read_db, tenant, event_id)
+    if row is None:
+        raise NotFound("event")
+    redeliver(container.read_db, row, org_id, container.clock.now())
+    found = one_event(container.read_db, tenant, event_id)
+    if found is None:
+        raise NotFound("event")
+    return found
 
 
 def _queue(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from eventsourcing.domain import DomainEvent
 
 from domain.orders import COMPLETED
@@ -37,8 +38,8 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     swap: Swap = store.repository.get(event.originator_id, version=event.originator_version)
     events = [
         event_about(
-            swap, _TYPES[type(event)], public_id("swp", swap.id), swap_view(swap),
-            swap.updated_at,
+            swap, _TYPES[type(event)], public_id("swp", swap.id),
+            msgspec.to_builtins(swap_view(swap)), swap.updated_at,
         )
     ]
     if type(event) is Swap.Completed and swap.kind != USER_NAMES:

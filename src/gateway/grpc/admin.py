@@ -6,13 +6,37 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from grpc.aio import ServicerContext
 
 from infra.clock import iso
 from partnerapi.v2 import admin_pb2, admin_pb2_grpc
+from partnerapi.v2.admin_pb2 import (
+    CreateApiKeyRequest,
+    CreateApiKeyResponse,
+    CreateOrganizationRequest,
+    CreateOrganizationResponse,
+    CreditWalletRequest,
+    CreditWalletResponse,
+    GetDeploymentRequest,
+    GetDeploymentResponse,
+    GetOrganizationRequest,
+    GetOrganizationResponse,
+    ListApiKeysRequest,
+    ListApiKeysResponse,
+    RevokeApiKeyRequest,
+    RevokeApiKeyResponse,
+    RotateApiKeyRequest,
+    RotateApiKeyResponse,
+    SetRateLimitRequest,
+    SetRateLimitResponse,
+    SetWebhookEndpointRequest,
+    SetWebhookEndpointResponse,
+)
 from projections.api_keys import keys_of
 from services.accounts.commands import CreditWallet
 from services.accounts.keys import IssuedKey
 from services.accounts.wallet import credit_wallet
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
 if TYPE_CHECKING:
@@ -28,8 +52,13 @@ def _organization(described: dict[str, Any]) -> admin_pb2.Organization:
     return message
 
 
-def _optional(request: Any, name: str) -> Any:
-    return getattr(request, name) if request.HasField(name) else None
+def _rate(
+    request: CreateOrganizationRequest | SetRateLimitRequest,
+) -> tuple[float | None, int | None]:
+    """The rate limit the request sets; None where it leaves a field unset."""
+    rps = request.rate_rps if request.HasField("rate_rps") else None
+    burst = request.rate_burst if request.HasField("rate_burst") else None
+    return rps, burst
 
 
 def _issued(issued: IssuedKey, replaces: str = "") -> admin_pb2.IssuedApiKey:
@@ -47,32 +76,42 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     def __init__(self, container: Container) -> None:
         self.c = container
 
-    async def GetDeployment(self, request: Any, context: Any) -> Any:
-        return admin_pb2.GetDeploymentResponse(deployment_id=self.c.deployment_id)
+    async def GetDeployment(
+        self, request: GetDeploymentRequest, context: ServicerContext[GetDeploymentRequest, GetDeploymentResponse]
+    ) -> GetDeploymentResponse:
+        return GetDeploymentResponse(deployment_id=self.c.deployment_id)
 
-    async def CreateOrganization(self, request: Any, context: Any) -> Any:
+    async def CreateOrganization(
+        self, request: CreateOrganizationRequest, context: ServicerContext[CreateOrganizationRequest, CreateOrganizationResponse]
+    ) -> CreateOrganizationResponse:
         described = await anyio.to_thread.run_sync(
             lambda: self.c.accounts.create_organization(
-                request.name, _optional(request, "rate_rps"), _optional(request, "rate_burst")
+                request.name, *_rate(request)
             )
         )
-        return admin_pb2.CreateOrganizationResponse(organization=_organization(described))
+        return CreateOrganizationResponse(organization=_organization(described))
 
-    async def GetOrganization(self, request: Any, context: Any) -> Any:
+    async def GetOrganization(
+        self, request: GetOrganizationRequest, context: ServicerContext[GetOrganizationRequest, GetOrganizationResponse]
+    ) -> GetOrganizationResponse:
         accounts = self.c.accounts
         org = await anyio.to_thread.run_sync(accounts.organization, request.org_id)
         described = accounts.describe_organization(org)
-        return admin_pb2.GetOrganizationResponse(organization=_organization(described))
+        return GetOrganizationResponse(organization=_organization(described))
 
-    async def SetRateLimit(self, request: Any, context: Any) -> Any:
+    async def SetRateLimit(
+        self, request: SetRateLimitRequest, context: ServicerContext[SetRateLimitRequest, SetRateLimitResponse]
+    ) -> SetRateLimitResponse:
         described = await anyio.to_thread.run_sync(
             lambda: self.c.accounts.set_rate_limit(
-                request.org_id, _optional(request, "rate_rps"), _optional(request, "rate_burst")
+                request.org_id, *_rate(request)
             )
         )
-        return admin_pb2.SetRateLimitResponse(organization=_organization(described))
+        return SetRateLimitResponse(organization=_organization(described))
 
-    async def ListApiKeys(self, request: Any, context: Any) -> Any:
+    async def ListApiKeys(
+        self, request: ListApiKeysRequest, context: ServicerContext[ListApiKeysRequest, ListApiKeysResponse]
+    ) -> ListApiKeysResponse:
         def load() -> list[dict[str, Any]]:
             org = self.c.accounts.organization(request.org_id)
             head = self.c.store.recorder.max_notification_id() or 0
@@ -93,32 +132,42 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             if row["revoked_at"] is not None:
                 key.revoked_at = iso(row["revoked_at"])
             keys.append(key)
-        return admin_pb2.ListApiKeysResponse(keys=keys)
+        return ListApiKeysResponse(keys=keys)
 
-    async def CreateApiKey(self, request: Any, context: Any) -> Any:
+    async def CreateApiKey(
+        self, request: CreateApiKeyRequest, context: ServicerContext[CreateApiKeyRequest, CreateApiKeyResponse]
+    ) -> CreateApiKeyResponse:
         issued = await anyio.to_thread.run_sync(
             self.c.accounts.create_key, request.org_id, request.environment, request.preset
         )
-        return admin_pb2.CreateApiKeyResponse(key=_issued(issued))
+        return CreateApiKeyResponse(key=_issued(issued))
 
-    async def RotateApiKey(self, request: Any, context: Any) -> Any:
+    async def RotateApiKey(
+        self, request: RotateApiKeyRequest, context: ServicerContext[RotateApiKeyRequest, RotateApiKeyResponse]
+    ) -> RotateApiKeyResponse:
         issued = await anyio.to_thread.run_sync(self.c.accounts.rotate_key, request.key_id)
-        return admin_pb2.RotateApiKeyResponse(key=_issued(issued, replaces=request.key_id))
+        return RotateApiKeyResponse(key=_issued(issued, replaces=request.key_id))
 
-    async def RevokeApiKey(self, request: Any, context: Any) -> Any:
+    async def RevokeApiKey(
+        self, request: RevokeApiKeyRequest, context: ServicerContext[RevokeApiKeyRequest, RevokeApiKeyResponse]
+    ) -> RevokeApiKeyResponse:
         revoked = await anyio.to_thread.run_sync(self.c.accounts.revoke_key, request.key_id)
-        return admin_pb2.RevokeApiKeyResponse(
+        return RevokeApiKeyResponse(
             id=str(revoked["id"]), revoked=bool(revoked["revoked"])
         )
 
-    async def CreditWallet(self, request: Any, context: Any) -> Any:
+    async def CreditWallet(
+        self, request: CreditWalletRequest, context: ServicerContext[CreditWalletRequest, CreditWalletResponse]
+    ) -> CreditWalletResponse:
         command = CreditWallet(org_id=request.org_id, amount_cents=int(request.amount_cents))
         credited = await anyio.to_thread.run_sync(credit_wallet, self.c, command)
-        return admin_pb2.CreditWalletResponse(
+        return CreditWalletResponse(
             org_id=credited.org_id, balance_cents=credited.balance_cents
         )
 
-    async def SetWebhookEndpoint(self, request: Any, context: Any) -> Any:
-        endpoints = endpoints_of(self.c)
-        endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, request.url)
-        return admin_pb2.SetWebhookEndpointResponse(url=endpoint["url"], secret=endpoint["secret"])
+    async def SetWebhookEndpoint(
+        self, request: SetWebhookEndpointRequest, context: ServicerContext[SetWebhookEndpointRequest, SetWebhookEndpointResponse]
+    ) -> SetWebhookEndpointResponse:
+        endpoints, command = endpoints_of(self.c), SetWebhookEndpoint(url=request.url)
+        endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, command)
+        return SetWebhookEndpointResponse(url=endpoint.url, secret=endpoint.secret)

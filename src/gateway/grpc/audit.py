@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from uuid import UUID
 
 import anyio
+from eventsourcing.domain import DomainEventProtocol
+from grpc.aio import ServicerContext
 
 from audit.chain import verify_and_seal
 from audit.records import EventRecord, Owners, describe, history, parse_aggregate_id
@@ -15,6 +18,16 @@ from audit.replay import replay
 from domain.errors import NotFound, invalid
 from infra.ids import parse_id
 from partnerapi.v2 import audit_pb2, audit_pb2_grpc
+from partnerapi.v2.audit_pb2 import (
+    GetHistoryRequest,
+    GetHistoryResponse,
+    StreamEventsRequest,
+    StreamEventsResponse,
+    VerifyChainRequest,
+    VerifyChainResponse,
+    VerifyProjectionsRequest,
+    VerifyProjectionsResponse,
+)
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -38,7 +51,7 @@ def stored_event(record: EventRecord) -> audit_pb2.StoredEvent:
 
 
 class EventFilter:
-    def __init__(self, request: Any) -> None:
+    def __init__(self, request: StreamEventsRequest) -> None:
         self.aggregate = None
         if request.aggregate_id:
             self.aggregate = parse_aggregate_id(request.aggregate_id)
@@ -49,7 +62,7 @@ class EventFilter:
         self.org_id = request.org_id
         self.types = frozenset(request.types)
 
-    def admits(self, event: Any, owners: Owners) -> bool:
+    def admits(self, event: DomainEventProtocol[UUID], owners: Owners) -> bool:
         if self.aggregate is not None and event.originator_id != self.aggregate:
             return False
         if self.types and type(event).__qualname__ not in self.types:
@@ -61,10 +74,12 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     def __init__(self, container: Container) -> None:
         self.c = container
 
-    def _batch(self, after: int, admits: EventFilter, owners: Owners) -> tuple[list[Any], int]:
+    def _batch(
+        self, after: int, admits: EventFilter, owners: Owners
+    ) -> tuple[list[audit_pb2.StoredEvent], int]:
         store = self.c.store
         notifications = store.recorder.select_notifications(start=after + 1, limit=BATCH)
-        matched = []
+        matched: list[audit_pb2.StoredEvent] = []
         for notification in notifications:
             event = store.mapper.to_domain_event(notification)
             if admits.admits(event, owners):
@@ -72,33 +87,41 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
                 matched.append(stored_event(record))
         return matched, notifications[-1].id if notifications else after
 
-    async def StreamEvents(self, request: Any, context: Any) -> AsyncIterator[Any]:
+    async def StreamEvents(
+        self,
+        request: StreamEventsRequest,
+        context: ServicerContext[StreamEventsRequest, StreamEventsResponse],
+    ) -> AsyncIterator[StreamEventsResponse]:
         admits = EventFilter(request)
         owners = Owners(self.c.store)
         position = max(0, int(request.after_position))
         while True:
             matched, reached = await anyio.to_thread.run_sync(self._batch, position, admits, owners)
             for event in matched:
-                yield audit_pb2.StreamEventsResponse(event=event)
+                yield StreamEventsResponse(event=event)
             if reached == position:
                 if not request.follow:
                     return
                 await asyncio.sleep(self.c.settings.poll_interval_seconds)
             position = reached
 
-    async def GetHistory(self, request: Any, context: Any) -> Any:
+    async def GetHistory(
+        self, request: GetHistoryRequest, context: ServicerContext[GetHistoryRequest, GetHistoryResponse]
+    ) -> GetHistoryResponse:
         aggregate = parse_aggregate_id(request.aggregate_id)
         if aggregate is None:
             raise invalid("aggregate_id must be a public id or a UUID.", "aggregate_id")
         records = await anyio.to_thread.run_sync(history, self.c.store, aggregate)
         if not records:
             raise NotFound("aggregate", field="aggregate_id")
-        return audit_pb2.GetHistoryResponse(events=[stored_event(r) for r in records])
+        return GetHistoryResponse(events=[stored_event(r) for r in records])
 
-    async def VerifyProjections(self, request: Any, context: Any) -> Any:
+    async def VerifyProjections(
+        self, request: VerifyProjectionsRequest, context: ServicerContext[VerifyProjectionsRequest, VerifyProjectionsResponse]
+    ) -> VerifyProjectionsResponse:
         c = self.c
         report = await anyio.to_thread.run_sync(replay, c.settings, c.store, c.read_models)
-        return audit_pb2.VerifyProjectionsResponse(
+        return VerifyProjectionsResponse(
             identical=report.identical,
             position=report.position,
             events=report.events,
@@ -115,9 +138,11 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
             ],
         )
 
-    async def VerifyChain(self, request: Any, context: Any) -> Any:
+    async def VerifyChain(
+        self, request: VerifyChainRequest, context: ServicerContext[VerifyChainRequest, VerifyChainResponse]
+    ) -> VerifyChainResponse:
         report = await anyio.to_thread.run_sync(verify_and_seal, self.c.store, self.c.ops_db)
-        return audit_pb2.VerifyChainResponse(
+        return VerifyChainResponse(
             intact=report.intact,
             checked=report.checked,
             sealed_through=report.sealed_through,

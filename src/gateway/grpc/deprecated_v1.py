@@ -10,12 +10,14 @@ the whole response where v1 already had one of that layout).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, TypeAlias
 
 import grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
+from google.protobuf.message import Message
+from grpc.aio import ServicerContext
 
 from partnerapi.v1 import admin_pb2 as admin_v1
 from partnerapi.v1 import audit_pb2 as audit_v1
@@ -41,20 +43,26 @@ def _unwrap_field(v1: MethodDescriptor, v2: MethodDescriptor) -> str:
     return ""
 
 
-def _serialize(message: Any) -> bytes:
+Context: TypeAlias = "ServicerContext[Message, Message]"
+
+
+def _serialize(message: Message) -> bytes:
     return bytes(message.SerializeToString())
 
 
-def _handler(method: Callable[..., Any], v1: MethodDescriptor, v2: MethodDescriptor) -> Any:
+def _handler(
+    method: Callable[..., Any], v1: MethodDescriptor, v2: MethodDescriptor
+) -> grpc.RpcMethodHandler:
+    """`method`: the v2 servicer's (found by name, so untyped), unary or server streaming."""
     unwrap = _unwrap_field(v1, v2)
     request_class = message_factory.GetMessageClass(v2.input_type)
 
-    def v1_response(response: Any) -> Any:
+    def v1_response(response: Message) -> Message:
         return getattr(response, unwrap) if unwrap else response
 
     if v2.server_streaming:
 
-        async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+        async def stream(request: Message, context: Context) -> AsyncIterator[Message]:
             async for response in method(request, context):
                 yield v1_response(response)
 
@@ -62,7 +70,7 @@ def _handler(method: Callable[..., Any], v1: MethodDescriptor, v2: MethodDescrip
             stream, request_deserializer=request_class.FromString, response_serializer=_serialize
         )
 
-    async def unary(request: Any, context: Any) -> Any:
+    async def unary(request: Message, context: Context) -> Message:
         return v1_response(await method(request, context))
 
     return grpc.unary_unary_rpc_method_handler(
@@ -70,7 +78,9 @@ def _handler(method: Callable[..., Any], v1: MethodDescriptor, v2: MethodDescrip
     )
 
 
-def v1_handlers(servicers: dict[str, Any], v2_services: dict[str, ServiceDescriptor]) -> list[Any]:
+def v1_handlers(
+    servicers: Mapping[str, object], v2_services: Mapping[str, ServiceDescriptor]
+) -> list[grpc.GenericRpcHandler]:
     """Generic handlers answering every v1 RPC through the v2 servicer of the same service
     name (`servicers` and `v2_services` keyed by the short name, e.g. "AdminService")."""
     handlers = []

@@ -34,6 +34,7 @@ from partnerapi.v2 import (
     fulfillment_pb2_grpc,
 )
 from services.operations.readiness import readiness
+from views.readiness import Readiness
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -109,10 +110,11 @@ class GrpcServer:
         while True:
             await asyncio.sleep(HEALTH_EVERY_SECONDS)
             try:
-                ready, checks = await readiness(self.container)
+                found = await readiness(self.container)
             except Exception:  # noqa: BLE001 - a failed check is itself not ready
                 log.warning("readiness check failed", exc_info=True)
-                ready, checks = False, {}
+                found = Readiness(ready=False, checks={})
+            ready, checks = found.ready, found.checks
             status = serving if ready else health_pb2.HealthCheckResponse.NOT_SERVING
             if status != last:
                 log.warning("gRPC health %s: %s", "SERVING" if ready else "NOT_SERVING", checks)

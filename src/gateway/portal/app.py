@@ -28,6 +28,7 @@ from domain.errors import DomainError
 from gateway.portal.clock import clock_panel
 from gateway.rest.lists import container_of
 from infra.ids import parse_id
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of
@@ -217,7 +218,7 @@ class PortalController(Controller):
         service = endpoints_of(container)
         try:
             saved = await anyio.to_thread.run_sync(
-                service.set_url, session.org_id, str(form.get("url", ""))
+                service.set_url, session.org_id, SetWebhookEndpoint(url=str(form.get("url", "")))
             )
         except DomainError as exc:
             message = exc.message
@@ -225,7 +226,7 @@ class PortalController(Controller):
                 lambda: _dashboard(container, session, error=message)
             )
         return await anyio.to_thread.run_sync(
-            lambda: _dashboard(container, session, secret=saved["secret"])
+            lambda: _dashboard(container, session, secret=saved.secret)
         )
 
     @post("/rotate", operation_id="portalRotateSecret", summary="Rotate the signing secret")
@@ -244,7 +245,7 @@ class PortalController(Controller):
                 lambda: _dashboard(container, session, error=message)
             )
         return await anyio.to_thread.run_sync(
-            lambda: _dashboard(container, session, secret=rotated["secret"])
+            lambda: _dashboard(container, session, secret=rotated.secret)
         )
 
     @post("/test", operation_id="portalSendTest", summary="Send a test event")

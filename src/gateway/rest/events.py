@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
-import msgspec
 from litestar import Controller, Request, Response, get, post, put
 from litestar.params import Parameter
 
@@ -16,112 +14,27 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
-from gateway.rest.vocabulary import EventType
-from schema.rules import HttpsUrl
+from schema.event_types import EVENT_TYPES
+from views.events import (
+    EndpointResponse,
+    EndpointSecretResponse,
+    EventPage,
+    EventResponse,
+    RedeliveredResponse,
+)
 from views.pages import Links, Meta
-from webhooks.catalog import EVENT_TYPES
-from webhooks.deliveries import STATUSES, redeliver
+from webhooks.commands import RedeliverEvents, SetWebhookEndpoint
+from webhooks.deliveries import STATUSES
 from webhooks.endpoints import endpoints_of
 from webhooks.event_log import POSITION_STRIDE
-from webhooks.events_view import (
-    EVENT_COLUMNS,
-    EVENTS_FROM,
-    STATUS_SQL,
-    event_row,
-    one_event,
-    render_page,
-)
-from webhooks.recovery import redeliver_since
+from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, one_event, render_page
+from webhooks.recovery import redeliver_event, redeliver_events
 from webhooks.test_event import TEST_EVENT_TYPE
 
 # Documentation only: the handler checks the value itself, to answer the spec-7 envelope with
 # `field`, so the enum reaches the OpenAPI document through `schema_extra`.
 StatusFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(STATUSES)})]
 TypeFilter = Annotated[str | None, Parameter(schema_extra={"enum": list(EVENT_TYPES)})]
-
-
-class EndpointBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    url: HttpsUrl
-
-
-class RedeliverSinceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    since: Annotated[
-        datetime,
-        msgspec.Meta(
-            tz=True,
-            description="ISO 8601 with its offset (`2026-07-01T00:00:00Z`): events whose "
-            "`created_at` is at or after it are sent again.",
-        ),
-    ]
-    status: Annotated[
-        Literal["pending", "delivered", "failed"] | None,
-        msgspec.Meta(description="Only events in this delivery status; omitted: every one."),
-    ] = None
-
-
-class RedeliveredOut(msgspec.Struct):
-    redelivered: int
-
-
-class RedeliveredResponse(msgspec.Struct):
-    data: RedeliveredOut
-
-
-class Attempt(msgspec.Struct):
-    """One delivery attempt; `status_code` is null when no HTTP answer came back."""
-
-    number: int
-    attempted_at: str
-    status_code: int | None
-    error: str | None
-    duration_ms: float
-    succeeded: bool
-
-
-class EventOut(msgspec.Struct):
-    """A webhook event (`evt_`) with its delivery state; `data` is the event's payload, whose
-    shape depends on `type` (spec 6)."""
-
-    id: str
-    type: EventType
-    created_at: str
-    resource_id: str
-    data: dict[str, Any]
-    status: Literal["pending", "delivered", "failed"]
-    attempt_count: int
-    next_attempt_at: str | None  # only while pending
-    delivered_at: str | None
-    attempts: list[Attempt]
-
-
-class EventResponse(msgspec.Struct):
-    data: EventOut
-
-
-class EventPage(msgspec.Struct):
-    data: list[EventOut]
-    links: Links
-    meta: Meta
-
-
-class EndpointOut(msgspec.Struct):
-    url: str | None  # null until a URL is set
-    secret_set: bool
-
-
-class EndpointResponse(msgspec.Struct):
-    data: EndpointOut
-
-
-class EndpointSecretOut(msgspec.Struct):
-    """The signing secret (`whsec_`), shown in this answer only."""
-
-    url: str
-    secret: str
-
-
-class EndpointSecretResponse(msgspec.Struct):
-    data: EndpointSecretOut
 
 
 ONE_EVENT = ResponseDoc(EventResponse, description="The event with every delivery attempt")
@@ -149,7 +62,7 @@ class EventsController(Controller):
         resource_id: str | None = None,
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> EventPage:
         if status is not None and status not in STATUSES:
             raise invalid("status must be pending, delivered or failed.", "status")
         if type is not None and type not in EVENT_TYPES:
@@ -170,8 +83,11 @@ class EventsController(Controller):
             page_token=page_token,
             render=lambda row: row,
         )
-        page["data"] = render_page(container_of(request).read_db, page["data"])
-        return page
+        return EventPage(
+            data=render_page(container_of(request).read_db, page["data"]),
+            links=Links(**page["links"]),
+            meta=Meta(**page["meta"]),
+        )
 
     @get(
         "/{event_id:str}",
@@ -182,11 +98,11 @@ class EventsController(Controller):
         summary="One webhook event with every attempt",
         responses={200: ONE_EVENT},
     )
-    async def get_event(self, request: Request[Any, Any, Any], event_id: str) -> dict[str, Any]:
+    async def get_event(self, request: Request[Any, Any, Any], event_id: str) -> EventResponse:
         found = one_event(container_of(request).read_db, principal_of(request).tenant, event_id)
         if found is None:
             raise NotFound("event")
-        return {"data": found}
+        return EventResponse(found)
 
     @post(
         "/redeliver",
@@ -208,22 +124,14 @@ class EventsController(Controller):
         },
     )
     async def redeliver_since(
-        self, request: Request[Any, Any, Any], data: RedeliverSinceBody
-    ) -> Response[Any]:
+        self, request: Request[Any, Any, Any], data: RedeliverEvents
+    ) -> Response[RedeliveredResponse]:
         container = container_of(request)
         principal = principal_of(request)
 
-        def queue() -> dict[str, Any]:
-            count = redeliver_since(
-                container.read_db,
-                principal.tenant,
-                principal.org_id,
-                data.since.timestamp(),
-                data.status,
-                container.clock.now(),
-                container.settings.webhook_retry_schedule,
-            )
-            return {"data": {"redelivered": count}}
+        def queue() -> RedeliveredResponse:
+            tenant, org_id = principal.tenant, principal.org_id
+            return RedeliveredResponse(redeliver_events(container, tenant, org_id, data))
 
         return await maybe_idempotent(request, queue, status_code=202)
 
@@ -240,16 +148,13 @@ class EventsController(Controller):
     )
     async def redeliver_event(
         self, request: Request[Any, Any, Any], event_id: str
-    ) -> dict[str, Any]:
+    ) -> EventResponse:
         container = container_of(request)
         principal = principal_of(request)
-        row = event_row(container.read_db, principal.tenant, event_id)
-        if row is None:
-            raise NotFound("event")
-        await anyio.to_thread.run_sync(
-            redeliver, container.read_db, row, principal.org_id, container.clock.now()
+        found = await anyio.to_thread.run_sync(
+            redeliver_event, container, principal.tenant, principal.org_id, event_id
         )
-        return {"data": one_event(container.read_db, principal.tenant, event_id)}
+        return EventResponse(found)
 
 
 class WebhookEndpointController(Controller):
@@ -263,9 +168,9 @@ class WebhookEndpointController(Controller):
         summary="The organization's webhook URL",
         responses={200: ResponseDoc(EndpointResponse, description="The webhook endpoint")},
     )
-    async def show(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    async def show(self, request: Request[Any, Any, Any]) -> EndpointResponse:
         service = endpoints_of(container_of(request))
-        return {"data": service.describe(principal_of(request).org_id)}
+        return EndpointResponse(service.describe(principal_of(request).org_id))
 
     @put(
         operation_id="setWebhookEndpoint",
@@ -275,9 +180,11 @@ class WebhookEndpointController(Controller):
         sync_to_thread=True,
         responses={200: NEW_SECRET},
     )
-    def set_url(self, request: Request[Any, Any, Any], data: EndpointBody) -> dict[str, Any]:
+    def set_url(
+        self, request: Request[Any, Any, Any], data: SetWebhookEndpoint
+    ) -> EndpointSecretResponse:
         service = endpoints_of(container_of(request))
-        return {"data": service.set_url(principal_of(request).org_id, data.url)}
+        return EndpointSecretResponse(service.set_url(principal_of(request).org_id, data))
 
     @post(
         "/rotate_secret",
@@ -291,9 +198,9 @@ class WebhookEndpointController(Controller):
         sync_to_thread=True,
         responses={200: NEW_SECRET},
     )
-    def rotate(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    def rotate(self, request: Request[Any, Any, Any]) -> EndpointSecretResponse:
         service = endpoints_of(container_of(request))
-        return {"data": service.rotate_secret(principal_of(request).org_id)}
+        return EndpointSecretResponse(service.rotate_secret(principal_of(request).org_id))
 
     @post(
         "/test",
@@ -307,7 +214,7 @@ class WebhookEndpointController(Controller):
         sync_to_thread=True,
         responses={202: ONE_EVENT},
     )
-    def send_test(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+    def send_test(self, request: Request[Any, Any, Any]) -> EventResponse:
         container = container_of(request)
         principal = principal_of(request)
         position = endpoints_of(container).send_test(principal.org_id, principal.environment)
@@ -317,6 +224,7 @@ class WebhookEndpointController(Controller):
                 "SELECT id FROM webhook_events WHERE position >= ? AND position < ? AND tenant = ?",
                 (position * POSITION_STRIDE, (position + 1) * POSITION_STRIDE, principal.tenant),
             ).fetchone()
-        if row is None:
+        found = None if row is None else one_event(container.read_db, principal.tenant, row["id"])
+        if found is None:
             raise NotFound("event")
-        return {"data": one_event(container.read_db, principal.tenant, row["id"])}
+        return EventResponse(found)

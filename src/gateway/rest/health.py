@@ -13,6 +13,7 @@ from gateway.rest.lists import container_of
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
 from services.operations.readiness import nats_reachable, readiness
+from views.readiness import Readiness
 from webhooks.deliveries import attempt_counts
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
 
@@ -29,9 +30,9 @@ async def healthz() -> dict[str, str]:
 
 
 @get("/readyz", operation_id="readyz", include_in_schema=False)
-async def readyz(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
-    ready, checks = await readiness(container_of(request))
-    return Response({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+async def readyz(request: Request[Any, Any, Any]) -> Response[Readiness]:
+    found = await readiness(container_of(request))
+    return Response(found, status_code=200 if found.ready else 503)
 
 
 @get("/metrics", operation_id="metrics", include_in_schema=False, media_type="text/plain")

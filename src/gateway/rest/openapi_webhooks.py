@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webhooks.catalog import EVENT_TYPES
+from schema.event_types import EVENT_TYPES
 
 # What `data` carries, by the type's family (README "Webhooks" has the details).
 _DATA = {

@@ -3,8 +3,7 @@ the personas of a warm domain; list and read swaps."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -16,107 +15,13 @@ from domain.swaps import KINDS, PREMIUM_WARM_DAYS, STATUSES
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
-from gateway.rest.order_bodies import Persona
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
-from schema.rules import documented
-from schema.vocabulary import Active, Environment, Suite, SwapStatus, SwapType
-from services.swaps.plan import MAX_PERSONAS
+from services.swaps.commands import CreateSwap, RenameSwapUserNames
 from services.swaps.plan import __doc__ as SWAP_RULES
 from services.swaps.steps import __doc__ as SWAP_STEPS_RULES
 from services.swaps.use_cases import create_swap, get_swap, rename_user_names
-from views.pages import Links, Meta
-from views.swaps import OldDomainStatus
-
-
-class SwapBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`POST /swaps`: replace `domain` on order `order_id`."""
-
-    order_id: str
-    domain: str
-    type: Literal["standard", "premium"]
-    new_domain: str | None = None
-
-
-class UserNamesBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`POST /swaps/user_names`: new personas for the inboxes of a warm domain."""
-
-    domain: str
-    personas: Annotated[list[Persona], documented(min_items=1, max_items=MAX_PERSONAS)]
-
-
-class SwapInbox(msgspec.Struct, kw_only=True):
-    address: str
-    suite: Suite
-    persona: dict[str, str]
-    status: Active
-
-
-def _doc(text: str) -> Any:
-    return msgspec.Meta(description=text)
-
-
-class SwapOut(msgspec.Struct, kw_only=True):
-    """A domain swap (`swp_`). Stages (each with its event): `created` (`swap.created`),
-    `in_progress` (`swap.in_progress`), `completed` (`swap.completed`), `failed`
-    (`swap.failed`), `action_required` (`swap.action_required`)."""
-
-    id: Annotated[str, _doc("`swp_` id")]
-    type: Annotated[SwapType, _doc("`standard`, `premium` or `user_names`")]
-    status: Annotated[
-        SwapStatus, _doc("`created`, `in_progress`, `completed`, `failed`, `action_required`")
-    ]
-    environment: Annotated[Environment, _doc("`test` or `live`, from the key")]
-    order_id: Annotated[str, _doc("the order whose domain is swapped")]
-    domain: Annotated[str, _doc("the domain replaced (user_names: the domain renamed)")]
-    new_domain: Annotated[str | None, _doc("the replacement; null for user_names")]
-    new_domain_id: Annotated[str | None, _doc("`dom_` id of the replacement")]
-    new_domain_source: Annotated[
-        Literal["inventory", "purchase", "generated"] | None,
-        _doc(
-            "`inventory` (owned already), `purchase` (named and bought), `generated` (chosen "
-            "and bought by the service)"
-        ),
-    ]
-    suite: Annotated[Suite | None, _doc("mailbox suite, the same as the old domain's")]
-    personas: Annotated[list[dict[str, str]], _doc("the personas of the inboxes, in order")]
-    inboxes: Annotated[list[SwapInbox], _doc("the new inboxes, once provisioned")]
-    price_cents: Annotated[int, _doc("registration price of a bought domain; 0 otherwise")]
-    charged_cents: Annotated[int, _doc("charged to the live wallet at acceptance")]
-    refunded_cents: Annotated[int, _doc("refunded when the swap failed")]
-    reason: Annotated[str | None, _doc("why it failed, or what the partner must do")]
-    old_domain_status: Annotated[
-        OldDomainStatus | None,
-        _doc(
-            "`attached` until completion, then `warm` (premium, until `warm_until`) or "
-            "`detached`; null for user_names"
-        ),
-    ]
-    warm_until: Annotated[
-        str | None, _doc(f"premium: when the old domain is detached ({PREMIUM_WARM_DAYS} days)")
-    ]
-    old_domain_detached_at: Annotated[
-        str | None,
-        _doc(
-            "when the old domain left the order: a standard swap's completion, "
-            "a premium swap's end of warm period"
-        ),
-    ]
-    created_at: str
-    updated_at: str
-    completed_at: str | None
-
-
-class SwapResponse(msgspec.Struct):
-    # Litestar takes no description from a Struct's docstring: carry it on the property.
-    data: Annotated[SwapOut, _doc(SwapOut.__doc__ or "")]
-
-
-class SwapPage(msgspec.Struct):
-    data: Annotated[list[SwapOut], _doc(SwapOut.__doc__ or "")]
-    links: Links
-    meta: Meta
-
+from views.swaps import SwapOut, SwapPage, SwapResponse
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
 # envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
@@ -159,11 +64,12 @@ class SwapsController(Controller):
             **UNKNOWN_ORDER,
         },
     )
-    async def create(self, request: Request[Any, Any, Any], data: SwapBody) -> Response[Any]:
+    async def create(
+        self, request: Request[Any, Any, Any], data: CreateSwap
+    ) -> Response[SwapResponse]:
         principal, container = principal_of(request), container_of(request)
-        body = msgspec.to_builtins(data)
         return await maybe_idempotent(
-            request, lambda: {"data": create_swap(container, principal, body)}
+            request, lambda: SwapResponse(create_swap(container, principal, data))
         )
 
     @post(
@@ -186,13 +92,11 @@ class SwapsController(Controller):
         },
     )
     async def user_names(
-        self, request: Request[Any, Any, Any], data: UserNamesBody
-    ) -> Response[Any]:
+        self, request: Request[Any, Any, Any], data: RenameSwapUserNames
+    ) -> Response[SwapResponse]:
         principal, container = principal_of(request), container_of(request)
-        body = msgspec.to_builtins(data)
-
         return await maybe_idempotent(
-            request, lambda: {"data": rename_user_names(container, principal, body)}
+            request, lambda: SwapResponse(rename_user_names(container, principal, data))
         )
 
     @get(
@@ -228,7 +132,7 @@ class SwapsController(Controller):
             filters={"status": status, "order_id": order_id, "domain": name, "type": type},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: json.loads(row["doc"]),
+            render=lambda row: msgspec.json.decode(row["doc"], type=SwapOut),
         )
         return msgspec.convert(page, SwapPage)
 
@@ -241,5 +145,6 @@ class SwapsController(Controller):
     )
     async def get_one(self, request: Request[Any, Any, Any], swap_id: str) -> SwapResponse:
         principal, container = principal_of(request), container_of(request)
-        view = await anyio.to_thread.run_sync(lambda: get_swap(container, principal, swap_id))
-        return msgspec.convert({"data": view}, SwapResponse)
+        return SwapResponse(
+            await anyio.to_thread.run_sync(lambda: get_swap(container, principal, swap_id))
+        )

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from eventsourcing.domain import Aggregate
+
 from adapters import registrar
 from domain.burned_domain_jobs import BurnedDomainJob
 from domain.errors import NotFound, invalid
@@ -42,7 +44,7 @@ def _owner_row(container: Container, name: str) -> dict[str, Any]:
 
 def burned_domain_job(
     container: Container, *, domain: str, operator: str | None, reason: str
-) -> tuple[BurnedDomainJob, list[Any]]:
+) -> tuple[BurnedDomainJob, list[Aggregate]]:
     """A burned provider result on `domain` (a name): the `brj_` job and what else it
     changes (the pool record, a replacement), all unsaved, for the caller to save in one
     save with its own record of the request."""
@@ -67,7 +69,7 @@ def burned_domain_job(
     job_id = public_id("brj", job.id)
     was_assigned, burned_before = pool.condition == ASSIGNED, pool.burned
     pool.mark_burned(job_id, reason, at)
-    changed: list[Any] = [pool]
+    changed: list[Aggregate] = [pool]
     replacement_id = None
     if was_assigned:
         replacement, others = replace_burned(container, pool, job_id, at, burned_before)

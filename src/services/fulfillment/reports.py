@@ -10,7 +10,7 @@ same `request_id` returns the first one without recording anything.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -24,11 +24,12 @@ from domain.fulfillment_reports import (
 )
 from domain.orders import ACTION_REQUIRED, COMPLETED, FAILED, IN_PROGRESS, PURCHASE, Order
 from domain.pending_actions import INPUT_FIELD
-from infra.clock import iso
 from infra.ids import parse_id
 from services.fulfillment.burned_domains import burned_domain_job
+from services.fulfillment.commands import MarkDomainBurned, ReportStep, RetryStep
 from services.orders import steps
 from services.orders.use_cases import apply_outcome, fail
+from views.fulfillment_reports import OperatorReport, report_view
 from views.pool import burned_job_view
 
 if TYPE_CHECKING:
@@ -38,25 +39,6 @@ DONE, STEP_FAILED, NEEDS_INPUT = "done", "failed", "needs_partner_input"
 OUTCOMES = (DONE, STEP_FAILED, NEEDS_INPUT)
 MAX_REASON = 500
 MAX_REQUEST_ID = 200
-
-
-def report_view(report: FulfillmentReport, *, replayed: bool = False) -> dict[str, Any]:
-    subject, result = report.subject, report.result
-    return {
-        "id": str(report.id),
-        "operator": report.operator,
-        "action": report.action,
-        "applied": bool(result.get("applied")),
-        "order_id": subject.get("order_id", ""),
-        "step": subject.get("step", ""),
-        "outcome": subject.get("outcome", ""),
-        "order_status": result.get("order_status", ""),
-        "pending_action_id": result.get("pending_action_id") or "",
-        "job_id": result.get("job_id", ""),
-        "job": result.get("job"),
-        "recorded_at": iso(report.at),
-        "replayed": replayed,
-    }
 
 
 def _request_id(value: str) -> str | None:
@@ -79,9 +61,9 @@ def _earlier(
     container: Container,
     request_id: str | None,
     action: str,
-    subject: dict[str, Any],
+    subject: dict[str, object],
     reason: str | None,
-) -> Any:
+) -> OperatorReport | None:
     """The report already recorded for this request id, or None. Another report under it (a
     different order, step, outcome, `fail_order`, input or reason) is a conflict; a report
     recorded before `fail_order` and `input_field` were kept compares on what it holds."""
@@ -134,15 +116,15 @@ def _record(
     *,
     operator: str,
     action: str,
-    subject: dict[str, Any],
+    subject: dict[str, object],
     reason: str | None,
     request_id: str | None,
     order: Order | None,
-    result: dict[str, Any],
+    result: dict[str, object],
     others: list[Aggregate],
     org: tuple[str, str],
     at: float,
-) -> dict[str, Any]:
+) -> OperatorReport:
     report = FulfillmentReport(
         org_id=org[0],
         environment=org[1],
@@ -160,9 +142,10 @@ def _record(
 
 
 def _apply_report(
-    container: Container, order: Order, step: str, outcome: str, reason: str | None, extra: dict[str, Any]
+    container: Container, order: Order, command: ReportStep, reason: str | None, field: str
 ) -> tuple[bool, list[Aggregate]]:
     """Move the order as the report says; (applied, other aggregates to save)."""
+    step, outcome = command.step, command.outcome
     at = container.clock.now()
     if outcome == DONE:
         # The sandbox's steps are the worker's, all at once and unrecorded: a report on a
@@ -175,7 +158,7 @@ def _apply_report(
         if steps.next_step(order) is None:
             order.complete(steps.completed_domains(order.domains), at)
         return True, []
-    if outcome == STEP_FAILED and extra["fail_order"]:
+    if outcome == STEP_FAILED and command.fail_order:
         if order.status == FAILED:
             return False, []
         # The report names no domain: every one of them may be at fault, none is picked again.
@@ -190,37 +173,31 @@ def _apply_report(
     if order.status == ACTION_REQUIRED:
         return False, []
     _require_next(order, step)
-    field = extra["input_field"]
     action = {"kind": field, "field": field, "message": reason, "details": {"step": step}}
     return True, apply_outcome(container, order, steps.Outcome(order.domains, action=action), at)
 
 
-def report_step(
-    container: Container,
-    *,
-    operator: str,
-    order_id: str,
-    step: str,
-    outcome: str,
-    reason: str,
-    input_field: str = "",
-    fail_order: bool = False,
-    request_id: str = "",
-) -> dict[str, Any]:
+def report_step(container: Container, operator: str, command: ReportStep) -> OperatorReport:
+    order_id, step, outcome = command.order_id, command.step, command.outcome
     if outcome not in OUTCOMES:
         raise invalid(f"outcome must be one of {', '.join(OUTCOMES)}.", "outcome")
-    why = _reason(reason, required=outcome != DONE)
-    field = input_field or "profile_picture_url"
+    why = _reason(command.reason, required=outcome != DONE)
+    field = command.input_field or "profile_picture_url"
     if outcome == NEEDS_INPUT and field not in INPUT_FIELD:
         raise invalid(f"input_field must be one of {', '.join(INPUT_FIELD)}.", "input_field")
-    request = _request_id(request_id)
-    extra = {"fail_order": fail_order, "input_field": field}
-    subject = {"order_id": order_id, "step": step, "outcome": outcome, **extra}
+    request = _request_id(command.request_id)
+    subject: dict[str, object] = {
+        "order_id": order_id,
+        "step": step,
+        "outcome": outcome,
+        "fail_order": command.fail_order,
+        "input_field": field,
+    }
 
-    def run() -> dict[str, Any]:
+    def run() -> OperatorReport:
         earlier = _earlier(container, request, REPORT_STEP, subject, why)
         if earlier is not None:
-            return earlier  # type: ignore[no-any-return]
+            return earlier
         order = _load_order(container, order_id)
         _check_step(order, step)
         if outcome == NEEDS_INPUT and order.kind == PURCHASE:
@@ -228,7 +205,7 @@ def report_step(
             # purchase has none of.
             raise invalid("A domain purchase waits on no partner input; report the step done "
                           "or failed.", "outcome")
-        applied, others = _apply_report(container, order, step, outcome, why, extra)
+        applied, others = _apply_report(container, order, command, why, field)
         result = {
             "applied": applied,
             "order_status": order.status,
@@ -251,18 +228,17 @@ def report_step(
     return container.unit_of_work.retrying(run)
 
 
-def retry_step(
-    container: Container, *, operator: str, order_id: str, step: str, request_id: str = ""
-) -> dict[str, Any]:
+def retry_step(container: Container, operator: str, command: RetryStep) -> OperatorReport:
     """Clear a failed step so the worker runs it again; a step not failed (any more) is not
     applied."""
-    request = _request_id(request_id)
-    subject = {"order_id": order_id, "step": step, "outcome": "retried"}
+    order_id, step = command.order_id, command.step
+    request = _request_id(command.request_id)
+    subject: dict[str, object] = {"order_id": order_id, "step": step, "outcome": "retried"}
 
-    def run() -> dict[str, Any]:
+    def run() -> OperatorReport:
         earlier = _earlier(container, request, RETRY_STEP, subject, None)
         if earlier is not None:
-            return earlier  # type: ignore[no-any-return]
+            return earlier
         order = _load_order(container, order_id)
         _check_step(order, step)
         applied = not (order.status == IN_PROGRESS and order.failed_step is None)
@@ -286,20 +262,20 @@ def retry_step(
 
 
 def mark_domain_burned(
-    container: Container, *, operator: str, domain: str, reason: str, request_id: str = ""
-) -> dict[str, Any]:
+    container: Container, operator: str, command: MarkDomainBurned
+) -> OperatorReport:
     """Start a burned-domain job (`brj_`, it names the operator too) and record the report,
     in one save: a retry with the same request id finds the report and starts nothing."""
-    request = _request_id(request_id)
-    subject = {"domain": (domain or "").strip().lower()}
-    why = (reason or "").strip() or None
+    request = _request_id(command.request_id)
+    subject: dict[str, object] = {"domain": (command.domain or "").strip().lower()}
+    why = (command.reason or "").strip() or None
 
-    def run() -> dict[str, Any]:
+    def run() -> OperatorReport:
         earlier = _earlier(container, request, MARK_DOMAIN_BURNED, subject, why)
         if earlier is not None:
-            return earlier  # type: ignore[no-any-return]
+            return earlier
         job, changed = burned_domain_job(
-            container, domain=domain, operator=operator, reason=reason
+            container, domain=command.domain, operator=operator, reason=command.reason
         )
         view = burned_job_view(job)
         result = {"applied": True, "job_id": view["id"],

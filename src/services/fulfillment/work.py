@@ -7,12 +7,15 @@ service clock, so tests move time by hand instead of waiting.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from domain.errors import invalid
 from domain.orders import BUSY_STATES
 from infra.ids import parse_id
+from services.fulfillment.commands import ListWork, StreamWork
+from views.fulfillment_work import OrderWork, WorkItem, WorkList
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -36,24 +39,29 @@ def _check_org(org_id: str) -> None:
         raise invalid("org_id must be an org_ id.", "org_id")
 
 
-def _item(row: Any, now: float, threshold: float) -> dict[str, Any]:
-    item: dict[str, Any] = json.loads(row["doc"])
+def _item(row: Any, now: float, threshold: float) -> WorkItem:
+    """A read-model row (a DB cursor's row) as work read at `now`."""
+    work = msgspec.json.decode(row["doc"], type=OrderWork)
     idle = max(0.0, now - float(row["updated_at"]))
     busy = row["status"] in BUSY_STATES
-    return {**item, "idle_seconds": idle, "stuck": busy and idle > threshold, "position": row["position"]}
+    return WorkItem(
+        **msgspec.structs.asdict(work),
+        idle_seconds=idle,
+        stuck=busy and idle > threshold,
+        position=row["position"],
+    )
 
 
-def list_work(
-    container: Container, *, stuck_only: bool, stuck_after: float, org_id: str
-) -> tuple[list[dict[str, Any]], float]:
+def list_work(container: Container, query: ListWork) -> WorkList:
     """Busy orders, longest idle first; with `stuck_only`, only those idle past the threshold."""
+    org_id = query.org_id
     _check_org(org_id)
-    threshold = stuck_threshold(container, stuck_after)
+    threshold = stuck_threshold(container, query.stuck_after_seconds)
     now = container.clock.now()
     marks = ", ".join("?" for _ in BUSY_STATES)
     sql = f"SELECT * FROM fulfillment_work WHERE status IN ({marks})"
-    params: list[Any] = list(BUSY_STATES)
-    if stuck_only:
+    params: list[object] = list(BUSY_STATES)
+    if query.stuck_only:
         sql += " AND updated_at < ?"
         params.append(now - threshold)
     if org_id:
@@ -61,18 +69,20 @@ def list_work(
         params.append(org_id)
     with container.read_db.read() as cur:
         rows = cur.execute(sql + " ORDER BY updated_at, order_id", tuple(params)).fetchall()
-    return [_item(row, now, threshold) for row in rows], threshold
+    items = [_item(row, now, threshold) for row in rows]
+    return WorkList(stuck_after_seconds=threshold, items=items)
 
 
 def work_changes(
-    container: Container, *, after: int, stuck_after: float, org_id: str
-) -> tuple[list[dict[str, Any]], int]:
+    container: Container, query: StreamWork, after: int
+) -> tuple[list[WorkItem], int]:
     """Work items changed after read-model position `after` (final statuses included), and the
     position reached."""
+    org_id = query.org_id
     _check_org(org_id)
-    threshold = stuck_threshold(container, stuck_after)
+    threshold = stuck_threshold(container, query.stuck_after_seconds)
     sql = "SELECT * FROM fulfillment_work WHERE position > ?"
-    params: list[Any] = [after]
+    params: list[object] = [after]
     if org_id:
         sql += " AND org_id = ?"
         params.append(org_id)

@@ -21,6 +21,7 @@ import anyio
 
 from infra.storage_health import room_to_write
 from projections.follower import tracked_position
+from views.readiness import Readiness
 from webhooks.outbox import TRACKING_NAME as OUTBOX_TRACKING
 
 if TYPE_CHECKING:
@@ -37,12 +38,12 @@ class OutboxProgress:
     moved_at: float = 0.0
 
 
-async def readiness(container: Container) -> tuple[bool, dict[str, str]]:
+async def readiness(container: Container) -> Readiness:
     checks = {"event_store": await anyio.to_thread.run_sync(event_store_check, container)}
     checks["nats"] = await nats_check(container)
     if container.settings.nats_url:
         checks["outbox"] = await anyio.to_thread.run_sync(outbox_check, container)
-    return all(value in OK for value in checks.values()), checks
+    return Readiness(ready=all(value in OK for value in checks.values()), checks=checks)
 
 
 def event_store_check(container: Container) -> str:

@@ -23,6 +23,7 @@ from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, Order
 from domain.swaps import OPEN_STATES, Swap
+from infra.database import Cursor
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
@@ -30,11 +31,10 @@ from services.accounts.keys import Principal
 from services.catalog.pricing import registration_price
 from services.domains.claims import is_held
 from services.orders.plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
+from services.swaps.commands import MAX_PERSONAS, CreateSwap, RenameSwapUserNames
 
 if TYPE_CHECKING:
     from runtime.container import Container
-
-MAX_PERSONAS = 50
 
 
 @dataclass
@@ -65,7 +65,9 @@ def personas_of(item: dict[str, Any]) -> list[dict[str, str]]:
     return [dict(inbox["persona"]) for inbox in item.get("inboxes", [])]
 
 
-def _open_swap_on(container: Container, cur: Any, tenant: str, order_id: str, name: str) -> bool:
+def _open_swap_on(
+    container: Container, cur: Cursor, tenant: str, order_id: str, name: str
+) -> bool:
     """Whether a swap of this domain is still under way. The worker's moves reach the read
     model a moment after they are saved, so the candidates it lists are confirmed on the
     aggregates."""
@@ -91,7 +93,7 @@ def _registered(name: str) -> DomainError:
     )
 
 
-def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str, Any]:
+def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: str) -> dict[str, Any]:
     field = "new_domain"
     rows = domain_rows(cur, tenant, name)
     if rows:
@@ -124,7 +126,7 @@ def _named_new_domain(cur: Any, tenant: str, name: str, suite: str) -> dict[str,
 
 
 def _chosen_new_domain(
-    container: Container, cur: Any, order: Order, old: dict[str, Any], suite: str
+    container: Container, cur: Cursor, order: Order, old: dict[str, Any], suite: str
 ) -> dict[str, Any]:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
@@ -140,8 +142,8 @@ def _chosen_new_domain(
     return new_domain_item(name, suite, "generated", registration_price(name))
 
 
-def plan_swap(container: Container, principal: Principal, body: dict[str, Any]) -> SwapPlan:
-    order = load_tenant_order(container, principal, str(body["order_id"]), "order_id")
+def plan_swap(container: Container, principal: Principal, command: CreateSwap) -> SwapPlan:
+    order = load_tenant_order(container, principal, command.order_id, "order_id")
     if order.kind == PURCHASE:
         # A swap moves a domain's mailboxes to another domain; a purchase has none, and its
         # domains may serve another order, whose swap is the one to ask for.
@@ -157,7 +159,7 @@ def plan_swap(container: Container, principal: Principal, body: dict[str, Any]) 
             field="order_id",
             details={"status": order.status},
         )
-    old_name = registrar.normalize(str(body["domain"]))
+    old_name = registrar.normalize(command.domain)
     old = _live_item(order, old_name, "domain")
     suite = str(old.get("suite") or "suite_a")
     with container.read_db.read() as cur:
@@ -165,11 +167,11 @@ def plan_swap(container: Container, principal: Principal, body: dict[str, Any]) 
             raise DomainError(
                 "conflict", f"A swap of {old_name} is already under way.", field="domain"
             )
-        sent = body.get("new_domain")
+        sent = command.new_domain
         if sent is None:
             new = _chosen_new_domain(container, cur, order, old, suite)
         else:
-            name = normalize_domain(str(sent), "new_domain")
+            name = normalize_domain(sent, "new_domain")
             if name == old_name or name in {i["domain"] for i in order.warm_domains}:
                 raise invalid(f"{name} is already on this order.", "new_domain")
             new = _named_new_domain(cur, order.tenant, name, suite)
@@ -183,27 +185,27 @@ def plan_swap(container: Container, principal: Principal, body: dict[str, Any]) 
     return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
 
 
-def _own_forwarding(cur: Any, dom_id: str) -> str | None:
+def _own_forwarding(cur: Cursor, dom_id: str) -> str | None:
     row = cur.execute("SELECT forwarding_url FROM domains WHERE id = ?", (dom_id,)).fetchone()
     return str(row["forwarding_url"]) if row and row["forwarding_url"] else None
 
 
-def plan_rename(container: Container, principal: Principal, body: dict[str, Any]) -> SwapPlan:
+def plan_rename(
+    container: Container, principal: Principal, command: RenameSwapUserNames
+) -> SwapPlan:
     """`POST /swaps/user_names`: the warm (active, connected) domain named, on a completed
     order of this tenant (one of its domains, or the old domain a premium swap keeps warm),
     gets new personas on the same number of inboxes."""
-    name = registrar.normalize(str(body["domain"]))
-    personas = body.get("personas") or []
-    if not 1 <= len(personas) <= MAX_PERSONAS:
+    name = registrar.normalize(command.domain)
+    if not 1 <= len(command.personas) <= MAX_PERSONAS:
         raise invalid(f"Send 1 to {MAX_PERSONAS} personas.", "personas")
     cleaned = []
-    for index, persona in enumerate(personas):
-        for key in ("first_name", "last_name"):
-            if not str(persona.get(key, "")).strip():
+    for index, persona in enumerate(command.personas):
+        names = {"first_name": persona.first_name.strip(), "last_name": persona.last_name.strip()}
+        for key, value in names.items():
+            if not value:
                 raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
-        cleaned.append(
-            {"first_name": persona["first_name"].strip(), "last_name": persona["last_name"].strip()}
-        )
+        cleaned.append(names)
     with container.read_db.read() as cur:
         rows = [
             r

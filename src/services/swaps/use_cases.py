@@ -17,6 +17,7 @@ is refused at once (409 `conflict`) while the first is open.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
@@ -41,8 +42,9 @@ from services.accounts.wallet import load_wallet
 from services.domains.claims import DomainsHeld, claim_names
 from services.pool import leaving as swap_pool
 from services.swaps import steps as swap_steps
+from services.swaps.commands import CreateSwap, RenameSwapUserNames
 from services.swaps.plan import SwapPlan, plan_rename, plan_swap
-from views.swaps import swap_view
+from views.swaps import SwapOut, swap_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -50,31 +52,29 @@ if TYPE_CHECKING:
 WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
 
 
-
-def create_swap(container: Container, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def create_swap(container: Container, principal: Principal, command: CreateSwap) -> SwapOut:
     return container.unit_of_work.retrying(lambda: _earlier_or(container, lambda: _accept(
-        container, principal, plan_swap(container, principal, body), body["type"]
+        container, principal, plan_swap(container, principal, command), command.type
     )))
 
 
 def rename_user_names(
-    container: Container, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+    container: Container, principal: Principal, command: RenameSwapUserNames
+) -> SwapOut:
     return container.unit_of_work.retrying(lambda: _earlier_or(container, lambda: _accept(
-        container, principal, plan_rename(container, principal, body), USER_NAMES
+        container, principal, plan_rename(container, principal, command), USER_NAMES
     )))
 
 
-def _earlier_or(container: Container, accept: Any) -> dict[str, Any]:
+def _earlier_or(container: Container, accept: Callable[[], SwapOut]) -> SwapOut:
     """The swap an earlier attempt of this idempotent request saved (its process died, or it
     is the rival that won the save), else a new one."""
     if (earlier := created_before(container, "swap", Swap)) is not None:
         return swap_view(earlier)
-    result: dict[str, Any] = accept()
-    return result
+    return accept()
 
 
-def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: str) -> dict[str, Any]:
+def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: str) -> SwapOut:
     at = container.clock.now()
     live = principal.environment == "live"
     renaming = kind == USER_NAMES
@@ -236,7 +236,7 @@ def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
     return found
 
 
-def get_swap(container: Container, principal: Principal, swap_id: str) -> dict[str, Any]:
+def get_swap(container: Container, principal: Principal, swap_id: str) -> SwapOut:
     swap = load_swap(container, principal, swap_id)
     # The worker saves without waiting: once a partner sees the swap move, the domain and
     # pool lists (read models) show it too.
@@ -323,7 +323,7 @@ def detach_warm_domain(container: Container, swap_id: str) -> bool:
     return container.unit_of_work.retrying(run)
 
 
-def _detach_when_warm_period_over(container: Container, swap: Any) -> bool:
+def _detach_when_warm_period_over(container: Container, swap: Swap) -> bool:
     at = container.clock.now()
     if (
         swap.warm_until is None

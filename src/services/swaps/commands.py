@@ -1,0 +1,30 @@
+"""What partners ask of swaps, as the gateway decodes it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+# The orders' persona shape (one `Persona` in the OpenAPI document); it leaves the gateway
+# with the orders' commands.
+from gateway.rest.order_bodies import Persona
+from schema.rules import documented
+
+MAX_PERSONAS = 50
+
+
+class CreateSwap(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`POST /swaps`: replace `domain` on order `order_id`."""
+
+    order_id: str
+    domain: str
+    type: Literal["standard", "premium"]
+    new_domain: str | None = None
+
+
+class RenameSwapUserNames(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`POST /swaps/user_names`: new personas for the inboxes of a warm domain."""
+
+    domain: str
+    personas: Annotated[list[Persona], documented(min_items=1, max_items=MAX_PERSONAS)]
