@@ -9,7 +9,8 @@ import psycopg
 from conftest import PG_URL, RunningService
 from test_orders_sandbox import wait_order
 
-from services.accounts.wallet import credit
+from services.accounts.commands import CreditWallet
+from services.accounts.wallet import credit_wallet
 from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
@@ -24,7 +25,7 @@ def build_history(service: RunningService) -> dict[str, Any]:
     spare = c.accounts.create_key(org_id, "live", "read")
     c.accounts.rotate_key(spare.id)
     c.accounts.revoke_key(spare.id)
-    credit(c, org_id, 5000)
+    credit_wallet(c, CreditWallet(org_id=org_id, amount_cents=5000))
     endpoints_of(c).set_url(org_id, SetWebhookEndpoint(url="https://hooks.example.com/partner"))
     endpoints_of(c).send_test(org_id, "test")
     partner = service.client(secret)

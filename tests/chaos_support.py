@@ -33,7 +33,8 @@ from infra.settings import Settings
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
 from runtime.container import Container
-from services.accounts.wallet import credit
+from services.accounts.commands import CreditWallet
+from services.accounts.wallet import credit_wallet
 from webhooks.mappers import load_mappers
 from webhooks.public_events import public_events_for
 
@@ -178,7 +179,7 @@ class Tenant:
 def new_live_tenant(container: Container, orders: int) -> Tenant:
     """A live organization with money for `orders` one-domain orders and a generous allowance."""
     org_id = str(container.accounts.create_organization("Chaos", 1000.0, 100_000)["id"])
-    credit(container, org_id, 10_000 * (orders + 10))
+    credit_wallet(container, CreditWallet(org_id=org_id, amount_cents=10_000 * (orders + 10)))
     return Tenant(org_id, container.accounts.create_key(org_id, "live", "full").secret)
 
 

@@ -19,11 +19,12 @@ from test_swaps import completed_order, of
 
 from infra.clock import ManualClock
 from infra.idempotency import CLAIM_LEASE_SECONDS, Claim, fingerprint
-from services.accounts.commands import CreateUser
+from services.accounts.commands import CreateUser, CreateWorkspace
 from services.accounts.keys import Principal
 from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
+from services.catalog.commands import CreateBundle
 from services.pool.attach import attach
 from services.pool.commands import AttachPool
 from services.swaps.commands import CreateSwap
@@ -39,9 +40,8 @@ def workspace_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_workspace(service: RunningService, principal: Principal, body: dict[str, Any]
                    ) -> dict[str, Any]:
-    return create_workspace(service.container, principal.org_id, principal.environment,
-                            name=body["name"], provider=body["provider"],
-                            credentials=body["credentials"], customer=None)
+    command = msgspec.convert(body, CreateWorkspace)
+    return msgspec.to_builtins(create_workspace(service.container, principal, command))
 
 
 def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -50,7 +50,8 @@ def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 def dead_bundle(service: RunningService, principal: Principal, body: dict[str, Any]
                 ) -> dict[str, Any]:
-    return create_bundle(service.container, principal.org_id, principal.environment, body)
+    command = msgspec.convert(body, CreateBundle)
+    return msgspec.to_builtins(create_bundle(service.container, principal, command))
 
 
 def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:

@@ -14,7 +14,6 @@ from test_orders_sandbox import counts, new_workspace, placed
 from test_pool_burned import burn
 from test_wallet_purchase import credit
 
-from gateway.rest.wallet import WalletEntry, WalletOut, WalletResponse
 from views.domains import (
     DomainOut,
     DomainPage,
@@ -56,6 +55,7 @@ from views.pool import (
     ReservationOut,
     ReservationResponse,
 )
+from views.wallet import WalletEntry, WalletOut, WalletResponse
 
 
 def keys_match(item: dict[str, Any], shape: type[msgspec.Struct]) -> None:

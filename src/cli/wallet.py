@@ -8,7 +8,8 @@ from typing import Any
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
-from services.accounts.wallet import credit
+from services.accounts.commands import CreditWallet
+from services.accounts.wallet import credit_wallet
 
 
 def _parser(groups: Any) -> None:
@@ -27,8 +28,8 @@ def _parser(groups: Any) -> None:
 
 @command("wallet", "credit")
 def wallet_credit(args: argparse.Namespace, c: Container) -> dict[str, Any]:
-    result = credit(c, args.org_id, args.cents)
-    return {"org_id": result["org_id"], "balance_cents": result["balance_cents"]}
+    credited = credit_wallet(c, CreditWallet(org_id=args.org_id, amount_cents=args.cents))
+    return {"org_id": credited.org_id, "balance_cents": credited.balance_cents}
 
 
 EXTENSIONS.append(_parser)

@@ -17,26 +17,14 @@ from infra.clock import iso
 from infra.ids import public_id
 from projections.base import ReadModel, on
 from projections.catalog_rows import LiveRows, ReplayRows
+from schema.vocabulary import provider_kind
+from views.bundles import BundleOut, sized_bundle
 from views.users import SequencerLink, UserOut
+from views.workspaces import WorkspaceOut, customer_of
 
 
 def _tenant(event: Any) -> str:
     return f"{event.org_id}:{event.environment}"
-
-
-def bundle_doc(terms: dict[str, Any], sizing: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": terms["name"],
-        "monthly_sending_volume": terms["monthly_sending_volume"],
-        "suite_a_percent": terms["suite_a_percent"],
-        "suite_b_percent": terms["suite_b_percent"],
-        "send_on_weekends": terms["send_on_weekends"],
-        "suite_a_licenses": sizing["suite_a_inboxes_per_domain"],
-        "suite_b_inboxes_per_domain": sizing["suite_b_inboxes_per_domain"],
-        "effective": sizing["effective"],
-        "inboxes": sizing["inboxes"],
-        "required_domains": sizing["required_domains"],
-    }
 
 
 class CatalogLists(ReadModel):
@@ -67,77 +55,85 @@ class CatalogLists(ReadModel):
     @on(Workspace.Created)
     def workspace_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("wrk", event.originator_id)
-        customer = event.customer
+        customer = customer_of(event.customer)
         created_at = iso(event.created_at)
-        doc = {
-            "workspace_id": row_id,
-            "name": event.name,
-            "provider": event.provider,
-            "provider_workspace_id": event.provider_workspace_id,
-            "status": "active",
-            "has_login_pair": event.has_login_pair,
-            "customer_id": None if customer is None else customer["id"],
-            "customer": customer,
-            "created_at": created_at,
-            "updated_at": created_at,
-        }
+        view = WorkspaceOut(
+            workspace_id=row_id,
+            name=event.name,
+            provider=provider_kind(event.provider),
+            provider_workspace_id=event.provider_workspace_id,
+            status="active",
+            has_login_pair=event.has_login_pair,
+            customer_id=None if customer is None else customer.id,
+            customer=customer,
+            created_at=created_at,
+            updated_at=created_at,
+        )
         columns = {"id": row_id, "tenant": _tenant(event), "position": position,
-                   "provider": event.provider, "customer_id": doc["customer_id"]}
-        self._rows.insert(cur, "catalog_workspaces", columns, doc)
+                   "provider": event.provider, "customer_id": view.customer_id}
+        self._rows.insert(cur, "catalog_workspaces", columns, msgspec.to_builtins(view))
 
     @on(Workspace.CredentialsReplaced)
     def workspace_credentials(self, cur: Any, event: Any, position: int) -> None:
-        row_id = public_id("wrk", event.originator_id)
-        doc = self._rows.load(cur, "catalog_workspaces", row_id)
-        doc["has_login_pair"] = event.has_login_pair
-        doc["provider_workspace_id"] = event.provider_workspace_id
-        doc["updated_at"] = iso(event.at)
-        self._rows.store(cur, "catalog_workspaces", row_id, doc)
+        self._edit_workspace(
+            cur,
+            event,
+            has_login_pair=event.has_login_pair,
+            provider_workspace_id=event.provider_workspace_id,
+        )
 
     @on(Workspace.Renamed)
     def workspace_renamed(self, cur: Any, event: Any, position: int) -> None:
-        row_id = public_id("wrk", event.originator_id)
-        doc = self._rows.load(cur, "catalog_workspaces", row_id)
-        doc["name"] = event.name
-        doc["updated_at"] = iso(event.at)
-        self._rows.store(cur, "catalog_workspaces", row_id, doc)
+        self._edit_workspace(cur, event, name=event.name)
 
     @on(Workspace.ClientCreated)
     def workspace_client(self, cur: Any, event: Any, position: int) -> None:
+        self._edit_workspace(cur, event)
+
+    def _edit_workspace(self, cur: Any, event: Any, **changes: str | bool) -> None:
+        """The stored view with `changes`, updated at the event's time."""
         row_id = public_id("wrk", event.originator_id)
-        doc = self._rows.load(cur, "catalog_workspaces", row_id)
-        doc["updated_at"] = iso(event.at)
-        self._rows.store(cur, "catalog_workspaces", row_id, doc)
+        view = msgspec.convert(self._rows.load(cur, "catalog_workspaces", row_id), WorkspaceOut)
+        edited = msgspec.structs.replace(view, **changes, updated_at=iso(event.at))
+        self._rows.store(cur, "catalog_workspaces", row_id, msgspec.to_builtins(edited))
 
     @on(Bundle.Created)
     def bundle_created(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
-        created_at = iso(event.created_at)
-        doc = {
-            "id": row_id,
-            **bundle_doc(event.terms, event.sizing),
-            "status": "active",
-            "created_at": created_at,
-            "updated_at": created_at,
-        }
+        view = sized_bundle(
+            bundle_id=row_id,
+            terms=event.terms,
+            sizing=event.sizing,
+            status="active",
+            created_at=event.created_at,
+            updated_at=event.created_at,
+        )
         columns = {"id": row_id, "tenant": _tenant(event), "position": position, "status": "active"}
-        self._rows.insert(cur, "catalog_bundles", columns, doc)
+        self._rows.insert(cur, "catalog_bundles", columns, msgspec.to_builtins(view))
 
     @on(Bundle.Edited)
     def bundle_edited(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
-        doc = self._rows.load(cur, "catalog_bundles", row_id)
-        doc.update(bundle_doc(event.terms, event.sizing))
-        doc["updated_at"] = iso(event.at)
-        self._rows.store(cur, "catalog_bundles", row_id, doc)
+        stored = msgspec.convert(self._rows.load(cur, "catalog_bundles", row_id), BundleOut)
+        view = sized_bundle(
+            bundle_id=row_id,
+            terms=event.terms,
+            sizing=event.sizing,
+            status=stored.status,
+            created_at=0.0,
+            updated_at=event.at,
+        )
+        edited = msgspec.structs.replace(view, created_at=stored.created_at)
+        self._rows.store(cur, "catalog_bundles", row_id, msgspec.to_builtins(edited))
 
     @on(Bundle.Archived)
     def bundle_archived(self, cur: Any, event: Any, position: int) -> None:
         row_id = public_id("bun", event.originator_id)
-        doc = self._rows.load(cur, "catalog_bundles", row_id)
-        doc["status"] = "archived"
-        doc["updated_at"] = iso(event.at)
-        self._rows.store(cur, "catalog_bundles", row_id, doc, status="archived")
+        stored = msgspec.convert(self._rows.load(cur, "catalog_bundles", row_id), BundleOut)
+        archived = msgspec.structs.replace(stored, status="archived", updated_at=iso(event.at))
+        self._rows.store(
+            cur, "catalog_bundles", row_id, msgspec.to_builtins(archived), status="archived"
+        )
 
     @on(User.Created)
     def user_created(self, cur: Any, event: Any, position: int) -> None:

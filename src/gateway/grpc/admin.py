@@ -33,8 +33,9 @@ from partnerapi.v2.admin_pb2 import (
     SetWebhookEndpointResponse,
 )
 from projections.api_keys import keys_of
+from services.accounts.commands import CreditWallet
 from services.accounts.keys import IssuedKey
-from services.accounts.wallet import credit
+from services.accounts.wallet import credit_wallet
 from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 
@@ -158,11 +159,10 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     async def CreditWallet(
         self, request: CreditWalletRequest, context: ServicerContext[CreditWalletRequest, CreditWalletResponse]
     ) -> CreditWalletResponse:
-        balance = await anyio.to_thread.run_sync(
-            credit, self.c, request.org_id, int(request.amount_cents)
-        )
+        command = CreditWallet(org_id=request.org_id, amount_cents=int(request.amount_cents))
+        credited = await anyio.to_thread.run_sync(credit_wallet, self.c, command)
         return CreditWalletResponse(
-            org_id=balance["org_id"], balance_cents=int(balance["balance_cents"])
+            org_id=credited.org_id, balance_cents=credited.balance_cents
         )
 
     async def SetWebhookEndpoint(

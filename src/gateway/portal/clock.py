@@ -10,6 +10,7 @@ from domain.errors import invalid
 from domain.sandbox_clocks import MAX_ADVANCE_SECONDS
 from infra.clock import SANDBOX
 from services.sandbox.clock import clock_view
+from views.sandbox import ClockOut
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 UNITS = {"minutes": 60, "hours": 3600, "days": 86_400, "seconds": 1}
 
 
-def clock_panel(container: Container, org_id: str, environment: str) -> dict[str, Any] | None:
+def clock_panel(container: Container, org_id: str, environment: str) -> ClockOut | None:
     """What the dashboard shows of the sandbox clock; None for a live key (no clock)."""
     if environment != SANDBOX:
         return None

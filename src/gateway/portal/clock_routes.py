@@ -35,6 +35,6 @@ class PortalClockController(Controller):
             except DomainError as exc:
                 return _dashboard(container, session, error=exc.message)
             moved = advance_clock(container, session.org_id, seconds)
-            return _dashboard(container, session, came_due=moved["came_due"])
+            return _dashboard(container, session, came_due=moved.came_due)
 
         return await anyio.to_thread.run_sync(move)

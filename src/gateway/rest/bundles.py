@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import anyio
@@ -17,106 +16,10 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
-from schema.rules import TEXT, documented
-from schema.vocabulary import BundleStatus
-from services.catalog.bundles import (
-    archive_bundle,
-    bundle_view,
-    create_bundle,
-    edit_bundle,
-    list_view,
-    load_bundle,
-)
-from services.catalog.sizing import MAX_MONTHLY_VOLUME, MAX_SUITE_A_INBOXES_PER_DOMAIN
+from services.catalog.bundles import archive_bundle, create_bundle, get_bundle, update_bundle
+from services.catalog.commands import CreateBundle, UpdateBundle
 from services.catalog.sizing import __doc__ as SIZING_RULE
-from views.pages import Links, Meta
-
-
-def _range(least: int, most: int) -> msgspec.Meta:
-    return documented(minimum=least, maximum=most)
-
-
-# Documentation only (`extra_json_schema`): services/catalog/sizing.py checks these bounds itself, to
-# answer the spec-7 envelope with its own message and `field`; msgspec does not enforce them.
-Volume = Annotated[int, _range(1, MAX_MONTHLY_VOLUME)]
-Percent = Annotated[int | None, _range(0, 100)]
-Licenses = Annotated[int | None, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)]
-Edit = int | None | msgspec.UnsetType  # an edited integer: unset when not sent
-BundleName = Annotated[str, documented(min_length=1, max_length=200, pattern=TEXT)]
-
-
-class CreateBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    name: BundleName
-    monthly_sending_volume: Volume
-    send_on_weekends: bool
-    suite_a_percent: Percent = None
-    suite_b_percent: Percent = None
-    suite_a_licenses: Licenses = None
-
-
-class EditBundleBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Only the properties sent change; a null percent or `suite_a_licenses` returns to the
-    sizing rule's value."""
-
-    # These three may be left out, not set to null (400 with the property named in `field`).
-    name: BundleName | msgspec.UnsetType = msgspec.UNSET
-    monthly_sending_volume: Annotated[int | msgspec.UnsetType, _range(1, MAX_MONTHLY_VOLUME)] = (
-        msgspec.UNSET
-    )
-    send_on_weekends: bool | msgspec.UnsetType = msgspec.UNSET
-    suite_a_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
-    suite_b_percent: Annotated[Edit, _range(0, 100)] = msgspec.UNSET
-    suite_a_licenses: Annotated[Edit, _range(1, MAX_SUITE_A_INBOXES_PER_DOMAIN)] = msgspec.UNSET
-
-
-class Split(msgspec.Struct):
-    suite_a_percent: int
-    suite_b_percent: int
-
-
-class SuiteCounts(msgspec.Struct):
-    suite_a: int
-    suite_b: int
-    total: int
-
-
-class _BundleCommon(msgspec.Struct, kw_only=True):
-    id: str
-    name: str
-    monthly_sending_volume: int
-    suite_a_percent: int | None
-    suite_b_percent: int | None
-    send_on_weekends: bool
-    suite_b_inboxes_per_domain: int
-    status: BundleStatus
-    effective: Split
-    inboxes: SuiteCounts
-    required_domains: SuiteCounts
-    created_at: str
-    updated_at: str
-
-
-class BundleOut(_BundleCommon, kw_only=True):
-    suite_a_licenses: int
-
-
-class BundleListItem(_BundleCommon, kw_only=True):
-    suite_a_inboxes_per_domain: int
-
-
-class BundleResponse(msgspec.Struct):
-    data: BundleOut
-
-
-class BundlePage(msgspec.Struct):
-    data: list[BundleListItem]
-    links: Links
-    meta: Meta
-
-
-def _single(view: dict[str, Any]) -> BundleResponse:
-    return msgspec.convert({"data": view}, BundleResponse)
-
+from views.bundles import BundleOut, BundlePage, BundleResponse, list_item
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
 # envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
@@ -136,16 +39,12 @@ class BundlesController(Controller):
         responses={201: ResponseDoc(BundleResponse, description="The bundle")},
     )
     async def create(
-        self, request: Request[Any, Any, Any], data: CreateBundleBody
-    ) -> Response[Any]:
+        self, request: Request[Any, Any, Any], data: CreateBundle
+    ) -> Response[BundleResponse]:
         principal = principal_of(request)
         container = container_of(request)
-        terms = msgspec.structs.asdict(data)
         return await maybe_idempotent(
-            request,
-            lambda: {
-                "data": create_bundle(container, principal.org_id, principal.environment, terms)
-            },
+            request, lambda: BundleResponse(create_bundle(container, principal, data))
         )
 
     @get(
@@ -172,7 +71,7 @@ class BundlesController(Controller):
             filters={"status": status},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: list_view(json.loads(row["doc"])),
+            render=lambda row: list_item(msgspec.json.decode(row["doc"], type=BundleOut)),
         )
         return msgspec.convert(page, BundlePage)
 
@@ -184,11 +83,7 @@ class BundlesController(Controller):
         "and licences it gives an order.",
     )
     async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
-        principal = principal_of(request)
-        bundle = load_bundle(
-            container_of(request), principal.org_id, principal.environment, bundle_id
-        )
-        return _single(bundle_view(bundle))
+        return BundleResponse(get_bundle(container_of(request), principal_of(request), bundle_id))
 
     @patch(
         "/{bundle_id:str}",
@@ -197,17 +92,14 @@ class BundlesController(Controller):
         description="Archived bundles cannot be edited (409 `bundle_archived`).",
     )
     async def edit(
-        self, request: Request[Any, Any, Any], bundle_id: str, data: EditBundleBody
+        self, request: Request[Any, Any, Any], bundle_id: str, data: UpdateBundle
     ) -> BundleResponse:
         principal = principal_of(request)
         container = container_of(request)
-        changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
         view = await anyio.to_thread.run_sync(
-            lambda: edit_bundle(
-                container, principal.org_id, principal.environment, bundle_id, changes
-            )
+            lambda: update_bundle(container, principal, bundle_id, data)
         )
-        return _single(view)
+        return BundleResponse(view)
 
     @post(
         "/{bundle_id:str}/archive",
@@ -222,6 +114,6 @@ class BundlesController(Controller):
         principal = principal_of(request)
         container = container_of(request)
         view = await anyio.to_thread.run_sync(
-            lambda: archive_bundle(container, principal.org_id, principal.environment, bundle_id)
+            lambda: archive_bundle(container, principal, bundle_id)
         )
-        return _single(view)
+        return BundleResponse(view)

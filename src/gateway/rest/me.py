@@ -7,37 +7,18 @@ from the outermost layer, the same checks and bytes without the framework's per-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import Controller, Request, get
 
 from gateway.rest.auth import authorize_off_loop, principal_of
 from gateway.rest.errors import send_raw_error
-from schema.vocabulary import Environment, Preset
-from services.accounts.keys import Principal
+from services.accounts.keys import Principal, describe_me
+from views.me import MeResponse
 
 if TYPE_CHECKING:
     from runtime.container import Container
-
-
-class ApiKeyInfo(msgspec.Struct):
-    environment: Environment
-    permission_preset: Preset
-
-
-class PartnerInfo(msgspec.Struct):
-    id: str
-    name: str
-
-
-class MeData(msgspec.Struct):
-    api_key: ApiKeyInfo
-    partner: PartnerInfo
-
-
-class MeResponse(msgspec.Struct):
-    data: MeData
 
 
 class MeController(Controller):
@@ -56,15 +37,7 @@ class MeController(Controller):
 
 
 def me_response(principal: Principal) -> MeResponse:
-    return MeResponse(
-        data=MeData(
-            # The key's record holds only these values (`domain.api_keys`); no check per call.
-            api_key=ApiKeyInfo(
-                cast(Environment, principal.environment), cast(Preset, principal.preset)
-            ),
-            partner=PartnerInfo(principal.org_id, principal.org_name),
-        )
-    )
+    return MeResponse(describe_me(principal))
 
 
 ME_PATH = "/partner/v1/me"

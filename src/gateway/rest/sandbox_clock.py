@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
 import anyio
-import msgspec
 from litestar import Controller, Request, Response, get, post
 
-from domain.errors import NotFound, invalid
-from domain.sandbox_clocks import MAX_ADVANCE_SECONDS
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc
-from infra.clock import SANDBOX
-from schema.rules import documented
-from services.accounts.keys import Principal
-from services.sandbox.clock import advance_clock, clock_view, seconds_to
-
-if TYPE_CHECKING:
-    from runtime.container import Container
+from services.sandbox.clock import advance_sandbox_clock, get_sandbox_clock
+from services.sandbox.commands import AdvanceSandboxClock
+from views.sandbox import AdvancedResponse, ClockResponse
 
 RULES = """Every organization's sandbox has its own clock, which only it can move forward (as
 Stripe's test clocks). Every time-driven rule of that sandbox reads it: a cancellation's grace
@@ -30,68 +22,6 @@ of the others, and pending webhook retries; timestamps written on its resources 
 `updated_at`, `cancel_at`, ...) are on it too. Webhook envelopes' `created_at` and
 `Service-Timestamp` stay on real time, so receivers' checks hold. Live keys and other
 organizations are never affected."""
-
-
-# Documentation only: the handler checks the bounds itself, to answer with `field`.
-class AdvanceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    seconds: Annotated[int | None, documented(minimum=1, maximum=MAX_ADVANCE_SECONDS)] = None
-    to: str | None = None  # ISO 8601
-
-
-class CameDueOut(msgspec.Struct):
-    """How many of each kind this advance ran."""
-
-    grace_windows: int
-    warm_periods: int
-    renewals: int
-    lapses: int
-    webhook_attempts: int
-
-
-class ClockOut(msgspec.Struct):
-    now: str
-    advanced_seconds: int
-
-
-class AdvancedOut(ClockOut):
-    came_due: CameDueOut
-
-
-class ClockResponse(msgspec.Struct):
-    data: ClockOut
-
-
-class AdvancedResponse(msgspec.Struct):
-    data: AdvancedOut
-
-
-def _sandbox_org(principal: Principal) -> str:
-    """Live keys have no sandbox clock: 404, as for any resource of another environment."""
-    if principal.environment != SANDBOX:
-        raise NotFound("sandbox clock (live keys run on real time)")
-    return principal.org_id
-
-
-def advance_seconds(container: Container, org_id: str, body: AdvanceBody) -> int:
-    """The body's advance in seconds: `seconds`, or the distance to `to`, never both."""
-    if (body.seconds is None) == (body.to is None):
-        field = "to" if body.seconds is not None else "seconds"
-        raise invalid("Send either `seconds` or `to`, exactly one of them.", field)
-    if body.seconds is not None:
-        if not 1 <= body.seconds <= MAX_ADVANCE_SECONDS:
-            raise invalid(f"seconds must be 1 to {MAX_ADVANCE_SECONDS:,}.", "seconds")
-        return body.seconds
-    assert body.to is not None
-    try:
-        target = datetime.fromisoformat(body.to.replace("Z", "+00:00"))
-    except ValueError:
-        raise invalid("to must be an ISO 8601 time, e.g. 2027-01-01T00:00:00Z.", "to") from None
-    if target.tzinfo is None:
-        raise invalid("to must name its time zone (Z or an offset).", "to")
-    seconds = seconds_to(container, org_id, target.timestamp())
-    if seconds > MAX_ADVANCE_SECONDS:
-        raise invalid(f"One advance moves at most {MAX_ADVANCE_SECONDS:,} seconds.", "to")
-    return seconds
 
 
 class SandboxClockController(Controller):
@@ -104,10 +34,10 @@ class SandboxClockController(Controller):
         description=RULES + "\n\nSandbox keys, any preset; a live key: 404 `not_found`.",
         responses={200: ResponseDoc(ClockResponse, description="The sandbox clock")},
     )
-    async def read(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
-        container = container_of(request)
-        org_id = _sandbox_org(principal_of(request))
-        return {"data": await anyio.to_thread.run_sync(lambda: clock_view(container, org_id))}
+    async def read(self, request: Request[Any, Any, Any]) -> ClockResponse:
+        container, principal = container_of(request), principal_of(request)
+        clock = await anyio.to_thread.run_sync(lambda: get_sandbox_clock(container, principal))
+        return ClockResponse(clock)
 
     @post(
         "/advance",
@@ -126,12 +56,12 @@ class SandboxClockController(Controller):
         status_code=200,
         responses={200: ResponseDoc(AdvancedResponse, description="The moved clock")},
     )
-    async def advance(self, request: Request[Any, Any, Any], data: AdvanceBody) -> Response[Any]:
-        container = container_of(request)
-        org_id = _sandbox_org(principal_of(request))
-
-        def run() -> dict[str, Any]:
-            seconds = advance_seconds(container, org_id, data)
-            return {"data": advance_clock(container, org_id, seconds)}
-
-        return await maybe_idempotent(request, run, status_code=200)
+    async def advance(
+        self, request: Request[Any, Any, Any], data: AdvanceSandboxClock
+    ) -> Response[AdvancedResponse]:
+        container, principal = container_of(request), principal_of(request)
+        return await maybe_idempotent(
+            request,
+            lambda: AdvancedResponse(advance_sandbox_clock(container, principal, data)),
+            status_code=200,
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from litestar import Controller, Request, get
@@ -10,8 +10,8 @@ from litestar import Controller, Request, get
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of, memory_page
 from gateway.rest.schema_notes import ResponseDoc
-from services.accounts.wallet import load_wallet, wallet_view
-from views.pages import Links, Meta
+from services.accounts.wallet import load_wallet
+from views.wallet import WalletResponse, wallet_view
 
 # decisions.md 4: a code beyond the spec's list is allowed when documented. The OpenAPI
 # document gives this status the error envelope, like every other error status.
@@ -22,32 +22,6 @@ INSUFFICIENT_FUNDS: dict[int, ResponseDoc] = {
         "(`details.required_cents`, `details.balance_cents`); nothing was charged",
     )
 }
-
-
-class WalletEntry(msgspec.Struct):
-    """One ledger entry; `order_id` is null on operator credits. A `renewal` is a domain's
-    yearly renewal (0 cents in the sandbox), with the order that bought the domain."""
-
-    type: Literal["credit", "charge", "refund", "renewal"]
-    amount_cents: int
-    balance_after_cents: int
-    order_id: str | None
-    description: str
-    created_at: str
-    currency: str
-
-
-class WalletOut(msgspec.Struct):
-    environment: Literal["test", "live"]
-    balance_cents: int
-    currency: str
-    entries: list[WalletEntry]  # newest first
-
-
-class WalletResponse(msgspec.Struct):
-    data: WalletOut
-    links: Links
-    meta: Meta
 
 
 class WalletController(Controller):
@@ -71,11 +45,12 @@ class WalletController(Controller):
         request: Request[Any, Any, Any],
         per_page: int | None = None,
         page_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WalletResponse:
         principal = principal_of(request)
         wallet = load_wallet(container_of(request), principal.org_id, principal.environment)
         view = wallet_view(wallet)
         # Entries are numbered oldest first and never removed: newest first, the numbers fall.
-        numbered = list(zip(range(len(wallet.entries) - 1, -1, -1), view["entries"], strict=True))
+        numbered = list(zip(range(len(wallet.entries) - 1, -1, -1), view.entries, strict=True))
         paged = memory_page(request, numbered, per_page, page_token)
-        return {**paged, "data": {**view, "entries": paged["data"]}}
+        page = msgspec.structs.replace(view, entries=paged["data"])
+        return msgspec.convert({**paged, "data": page}, WalletResponse)

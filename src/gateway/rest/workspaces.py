@@ -1,11 +1,11 @@
 """Provider workspaces (spec 2.3, 4.1, 4.2; decisions.md 3): create, list, get, replace credentials.
 
-Credentials go in and are never sent back: the response shapes below have no place for them.
+Credentials go in and are never sent back: the response shapes (views/workspaces.py) have no
+place for them.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import anyio
@@ -19,72 +19,9 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from schema.rules import documented
-from schema.vocabulary import Active, Provider
-from services.accounts.workspaces import (
-    create_workspace,
-    load_workspace,
-    update_workspace,
-    workspace_view,
-)
-from views.pages import Links, Meta
-
-# `credentials` and `customer` are plain objects checked by the service: which properties are
-# allowed depends on the provider kind, and each violation names its full path
-# (`credentials.label`), which a nested Struct's decode error would not.
-CREDENTIALS_DOC = (
-    "Kind u and i: `api_key`. Kind m: `api_key`, `label`, optionally `email` and `password` "
-    "together. Kind w: `api_key`, `workspace_id` (remote), `email`, `password`."
-)
-
-
-class CreateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    provider: Annotated[str, documented(enum=list(PROVIDERS))]
-    name: str | None = None
-    credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
-    customer: Annotated[
-        dict[str, Any] | None,
-        msgspec.Meta(description="Optional customer tracking: `external_id`, `name`, `email`."),
-    ] = None
-
-
-class UpdateWorkspaceBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    # Accepted only as the workspace's own kind: a kind never changes (409 provider_mismatch).
-    # null (the default) is accepted, so the enum lists it: on the union it would refuse it.
-    provider: Annotated[str | None, documented(enum=[*PROVIDERS, None])] = None
-    name: str | None = None
-    credentials: Annotated[dict[str, Any] | None, msgspec.Meta(description=CREDENTIALS_DOC)] = None
-
-
-class Customer(msgspec.Struct, kw_only=True):
-    id: str
-    external_id: str | None
-    name: str | None
-    email: str | None
-
-
-class WorkspaceOut(msgspec.Struct, kw_only=True):
-    workspace_id: str
-    name: str
-    provider: Provider
-    provider_workspace_id: str
-    status: Active
-    has_login_pair: bool
-    customer_id: str | None
-    customer: Customer | None
-    created_at: str
-    updated_at: str
-
-
-class WorkspaceResponse(msgspec.Struct):
-    data: WorkspaceOut
-
-
-class WorkspacePage(msgspec.Struct):
-    data: list[WorkspaceOut]
-    links: Links
-    meta: Meta
-
+from services.accounts.commands import CreateWorkspace, UpdateWorkspace
+from services.accounts.workspaces import create_workspace, get_workspace, update_workspace
+from views.workspaces import WorkspaceOut, WorkspacePage, WorkspaceResponse
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
 # envelope with `field`; `schema_extra` puts the allowed values in the OpenAPI document.
@@ -135,23 +72,13 @@ class WorkspacesController(Controller):
         },
     )
     async def create(
-        self, request: Request[Any, Any, Any], data: CreateWorkspaceBody
-    ) -> Response[Any]:
+        self, request: Request[Any, Any, Any], data: CreateWorkspace
+    ) -> Response[WorkspaceResponse]:
         principal = principal_of(request)
         container = container_of(request)
         return await idempotent(
             request,
-            lambda: {
-                "data": create_workspace(
-                    container,
-                    principal.org_id,
-                    principal.environment,
-                    name=data.name,
-                    provider=data.provider,
-                    credentials=data.credentials,
-                    customer=data.customer,
-                )
-            },
+            lambda: WorkspaceResponse(create_workspace(container, principal, data)),
             status_code=201,
         )
 
@@ -183,7 +110,7 @@ class WorkspacesController(Controller):
             filters={"provider": provider, "customer_id": customer_id},
             per_page=per_page,
             page_token=page_token,
-            render=lambda row: json.loads(row["doc"]),
+            render=lambda row: msgspec.json.decode(row["doc"], type=WorkspaceOut),
         )
         return msgspec.convert(page, WorkspacePage)
 
@@ -197,11 +124,9 @@ class WorkspacesController(Controller):
     async def get_workspace(
         self, request: Request[Any, Any, Any], workspace_id: str
     ) -> WorkspaceResponse:
-        principal = principal_of(request)
-        workspace = load_workspace(
-            container_of(request), principal.org_id, principal.environment, workspace_id
+        return WorkspaceResponse(
+            get_workspace(container_of(request), principal_of(request), workspace_id)
         )
-        return msgspec.convert({"data": workspace_view(workspace)}, WorkspaceResponse)
 
     @patch(
         "/{workspace_id:str}",
@@ -226,19 +151,11 @@ class WorkspacesController(Controller):
         },
     )
     async def update(
-        self, request: Request[Any, Any, Any], workspace_id: str, data: UpdateWorkspaceBody
+        self, request: Request[Any, Any, Any], workspace_id: str, data: UpdateWorkspace
     ) -> WorkspaceResponse:
         principal = principal_of(request)
         container = container_of(request)
         view = await anyio.to_thread.run_sync(
-            lambda: update_workspace(
-                container,
-                principal.org_id,
-                principal.environment,
-                workspace_id,
-                name=data.name,
-                credentials=data.credentials,
-                provider=data.provider,
-            )
+            lambda: update_workspace(container, principal, workspace_id, data)
         )
-        return msgspec.convert({"data": view}, WorkspaceResponse)
+        return WorkspaceResponse(view)

@@ -6,14 +6,62 @@ from typing import Annotated
 
 import msgspec
 
+from domain.workspaces import PROVIDERS
 from schema.rules import NonEmpty, documented
-from services.accounts.workspaces import EMAIL, MAX_TEXT
+from schema.vocabulary import Environment
+
+# The email rule and the length limit of names the services check (`services.accounts`
+# workspaces and users import them from here), written into the document by the commands.
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+MAX_TEXT = 200
+MAX_CREDIT_CENTS = 10**12
+
+# `credentials` and `customer` are plain objects checked by the service: which properties are
+# allowed depends on the provider kind, and each violation names its full path
+# (`credentials.label`), which a nested Struct's decode error would not.
+CREDENTIALS_DOC = (
+    "Kind u and i: `api_key`. Kind m: `api_key`, `label`, optionally `email` and `password` "
+    "together. Kind w: `api_key`, `workspace_id` (remote), `email`, `password`."
+)
+JsonObject = dict[str, object]
+Credentials = Annotated[JsonObject | None, msgspec.Meta(description=CREDENTIALS_DOC)]
+
+
+class CreateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`POST /workspaces`: connect a sequencing provider's workspace."""
+
+    provider: Annotated[str, documented(enum=list(PROVIDERS))]
+    name: str | None = None
+    credentials: Credentials = None
+    customer: Annotated[
+        JsonObject | None,
+        msgspec.Meta(description="Optional customer tracking: `external_id`, `name`, `email`."),
+    ] = None
+
+
+class UpdateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """`PATCH /workspaces/{id}`: rename it or replace its credentials."""
+
+    # Accepted only as the workspace's own kind: a kind never changes (409 provider_mismatch).
+    # null (the default) is accepted, so the enum lists it: on the union it would refuse it.
+    provider: Annotated[str | None, documented(enum=[*PROVIDERS, None])] = None
+    name: str | None = None
+    credentials: Credentials = None
 
 
 class CreateUser(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """`POST /users`: a client account inside a kind m workspace."""
 
     workspace_id: str
-    email: Annotated[str, documented(pattern=EMAIL.pattern, max_length=MAX_TEXT)]
+    email: Annotated[str, documented(pattern=EMAIL_PATTERN, max_length=MAX_TEXT)]
     first_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
     last_name: Annotated[NonEmpty, documented(max_length=MAX_TEXT)]
+
+
+class CreditWallet(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """An operator's credit to an organization's wallet (`partner-api wallet credit`, gRPC
+    `AdminService.CreditWallet`): live, unless told otherwise (sandbox never bills)."""
+
+    org_id: str
+    amount_cents: int
+    environment: Environment = "live"

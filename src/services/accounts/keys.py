@@ -8,6 +8,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
+from typing import cast
 
 from domain.api_keys import ENVIRONMENTS, PRESETS, SECRET_PREFIX, ApiKey, hash_secret
 from domain.api_keys import key_id_for_hash as _key_id_for_hash
@@ -16,6 +17,8 @@ from domain.organizations import Organization
 from infra.clock import Clock
 from infra.ids import parse_id, public_id
 from infra.store import EventStore
+from schema.vocabulary import Environment, Preset
+from views.me import ApiKeyInfo, MeData, PartnerInfo
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,17 @@ class Principal:
     def tenant(self) -> str:
         """Scope of every resource: an organization's live and sandbox data never mix."""
         return f"{self.org_id}:{self.environment}"
+
+
+def describe_me(principal: Principal) -> MeData:
+    """`GET /me`: the calling key and its organization."""
+    return MeData(
+        # The key's record holds only these values (`domain.api_keys`); no check per call.
+        api_key=ApiKeyInfo(
+            cast(Environment, principal.environment), cast(Preset, principal.preset)
+        ),
+        partner=PartnerInfo(principal.org_id, principal.org_name),
+    )
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,10 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.users import User
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
-from services.accounts.commands import CreateUser
+from services.accounts.commands import MAX_TEXT, CreateUser
 from services.accounts.keys import Principal
 from services.accounts.workspaces import (
     EMAIL,
-    MAX_TEXT,
     credentials_of,
     load_target_workspace,
     on_conflict_retry,

@@ -13,16 +13,17 @@ from eventsourcing.persistence import RecordConflictError
 from adapters.sequencers import SequencerCredentials, sequencers_of
 from domain.errors import DomainError, NotFound, invalid
 from domain.workspaces import PROVIDERS, Workspace
-from infra.clock import iso
 from infra.idempotency import created_before
 from infra.ids import new_id, parse_id, public_id
+from services.accounts.commands import EMAIL_PATTERN, MAX_TEXT, CreateWorkspace, UpdateWorkspace
+from services.accounts.keys import Principal
+from views.workspaces import WorkspaceOut, workspace_view
 
 if TYPE_CHECKING:
     from runtime.container import Container
 
 _CUSTOMER_NAMESPACE = uuid.UUID("3b0f7a52-9c1e-4d8a-b6e2-5a7c9d1f0e43")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-MAX_TEXT = 200
+EMAIL = re.compile(EMAIL_PATTERN)
 CUSTOMER_FIELDS = ("external_id", "name", "email")
 T = TypeVar("T")
 
@@ -103,39 +104,24 @@ def credentials_of(container: Container, workspace: Workspace) -> SequencerCrede
     return SequencerCredentials.from_json(data)
 
 
-def workspace_view(workspace: Workspace) -> dict[str, Any]:
-    return {
-        "workspace_id": public_id("wrk", workspace.id),
-        "name": workspace.name,
-        "provider": workspace.provider,
-        "provider_workspace_id": workspace.provider_workspace_id,
-        "status": workspace.status,
-        "has_login_pair": workspace.has_login_pair,
-        "customer_id": workspace.customer_id,
-        "customer": workspace.customer,
-        "created_at": iso(workspace.created_at),
-        "updated_at": iso(workspace.updated_at),
-    }
+def get_workspace(container: Container, principal: Principal, workspace_id: str) -> WorkspaceOut:
+    return workspace_view(
+        load_workspace(container, principal.org_id, principal.environment, workspace_id)
+    )
 
 
 def create_workspace(
-    container: Container,
-    org_id: str,
-    environment: str,
-    *,
-    name: str | None,
-    provider: str,
-    credentials: dict[str, Any] | None,
-    customer: dict[str, Any] | None,
-) -> dict[str, Any]:
+    container: Container, principal: Principal, command: CreateWorkspace
+) -> WorkspaceOut:
+    org_id, environment = principal.org_id, principal.environment
     if (earlier := created_before(container, "workspace", Workspace)) is not None:
         return workspace_view(earlier)  # saved by this request's first attempt, which died
-    kind = _supported_kind(provider)
-    title = _name(name, f"Kind {kind.upper()} workspace")
-    checked = check_credentials(kind, credentials)
-    if customer is not None and kind == "m":
+    kind = _supported_kind(command.provider)
+    title = _name(command.name, f"Kind {kind.upper()} workspace")
+    checked = check_credentials(kind, command.credentials)
+    if command.customer is not None and kind == "m":
         raise invalid("Kind m workspaces do not accept customer data at creation.", "customer")
-    tracked = _customer(org_id, environment, customer)
+    tracked = _customer(org_id, environment, command.customer)
     provider_workspace_id = sequencers_of(container).connect(kind, checked)
     workspace = Workspace(
         org_id=org_id,
@@ -178,23 +164,18 @@ def _same_kind(kind: str, sent: str | None) -> None:
 
 
 def update_workspace(
-    container: Container,
-    org_id: str,
-    environment: str,
-    workspace_id: str,
-    *,
-    name: str | None,
-    credentials: dict[str, Any] | None,
-    provider: str | None = None,
-) -> dict[str, Any]:
-    def attempt() -> dict[str, Any]:
-        workspace = load_workspace(container, org_id, environment, workspace_id)
-        _same_kind(workspace.provider, provider)
+    container: Container, principal: Principal, workspace_id: str, command: UpdateWorkspace
+) -> WorkspaceOut:
+    def attempt() -> WorkspaceOut:
+        workspace = load_workspace(
+            container, principal.org_id, principal.environment, workspace_id
+        )
+        _same_kind(workspace.provider, command.provider)
         now = container.clock.now()
-        if name is not None:
-            workspace.rename(_name(name, workspace.name), now)
-        if credentials is not None:
-            checked = check_credentials(workspace.provider, credentials)
+        if command.name is not None:
+            workspace.rename(_name(command.name, workspace.name), now)
+        if command.credentials is not None:
+            checked = check_credentials(workspace.provider, command.credentials)
             remote_id = sequencers_of(container).connect(workspace.provider, checked)
             # A new key for kinds u, i, m rotates access to the same workspace. Kind w names
             # its remote workspace: replacing credentials must not move the routing target of
@@ -219,22 +200,24 @@ def update_workspace(
     return on_conflict_retry(attempt)
 
 
-def check_credentials(kind: str, credentials: dict[str, Any] | None) -> SequencerCredentials:
+def check_credentials(kind: str, credentials: dict[str, object] | None) -> SequencerCredentials:
     """The kind's creation rules (spec 2.3), each violation with its code and field."""
     if credentials is None:
         raise invalid("credentials are required.", "credentials")
-    sent = {k: v for k, v in credentials.items() if v is not None}
+    given = {k: v for k, v in credentials.items() if v is not None}
     allowed = ALLOWED_CREDENTIALS[kind]
     for key in credentials:
         if key not in ALLOWED_CREDENTIALS["w"] + ALLOWED_CREDENTIALS["m"]:
             raise invalid(f"Unknown property credentials.{key}.", f"credentials.{key}")
-    for key in sent:
+    for key in given:
         if key not in allowed:
             message = _WHY_NOT.get((kind, key), f"credentials.{key} does not belong to kind {kind}.")
             raise invalid(message, f"credentials.{key}")
-    for key, value in sent.items():
+    sent: dict[str, str] = {}
+    for key, value in given.items():
         if not isinstance(value, str) or not value.strip():
             raise invalid(f"credentials.{key} must be a non-empty string.", f"credentials.{key}")
+        sent[key] = value
     if "api_key" not in sent:
         raise invalid("credentials.api_key is required.", "credentials.api_key")
     if kind == "m" and "label" not in sent:
@@ -253,7 +236,7 @@ def check_credentials(kind: str, credentials: dict[str, Any] | None) -> Sequence
     )
 
 
-def _check_login_pair(kind: str, sent: dict[str, Any]) -> None:
+def _check_login_pair(kind: str, sent: dict[str, str]) -> None:
     has_email, has_password = "email" in sent, "password" in sent
     if has_email and not EMAIL.match(sent["email"]):
         raise invalid("credentials.email is not an email address.", "credentials.email")
@@ -283,18 +266,21 @@ def _name(name: str | None, default: str) -> str:
 
 
 def _customer(
-    org_id: str, environment: str, customer: dict[str, Any] | None
-) -> dict[str, Any] | None:
+    org_id: str, environment: str, customer: dict[str, object] | None
+) -> dict[str, str | None] | None:
     """Customer tracking record: the same `external_id` is the same `cus_` in one tenant."""
     if customer is None:
         return None
     for key in customer:
         if key not in CUSTOMER_FIELDS:
             raise invalid(f"Unknown property customer.{key}.", f"customer.{key}")
-    sent = {k: v for k, v in customer.items() if v is not None}
-    for key, value in sent.items():
+    sent: dict[str, str] = {}
+    for key, value in customer.items():
+        if value is None:
+            continue
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
             raise invalid(f"customer.{key} must be 1 to {MAX_TEXT} characters.", f"customer.{key}")
+        sent[key] = value
     if not sent:
         raise invalid("customer needs an external_id, name or email.", "customer")
     if "email" in sent and not EMAIL.match(sent["email"]):

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from domain.errors import invalid
 
@@ -25,6 +24,9 @@ DEFAULT_SUITE_A_INBOXES_PER_DOMAIN = 3
 SUITE_B_INBOXES_PER_DOMAIN = 3
 MAX_SUITE_A_INBOXES_PER_DOMAIN = 50
 MAX_MONTHLY_VOLUME = 100_000_000
+# As the bundle's events store it: the effective split and the per-suite counts by name, and
+# the inboxes per domain of each suite.
+Sizing = dict[str, dict[str, int] | int]
 
 
 def effective_split(suite_a_percent: int | None, suite_b_percent: int | None) -> tuple[int, int]:
@@ -60,7 +62,7 @@ def size_bundle(
     suite_a_percent: int | None,
     suite_b_percent: int | None,
     suite_a_licenses: int | None,
-) -> dict[str, Any]:
+) -> Sizing:
     """The sizing of one bundle, as JSON-able data (it is stored in the bundle's events)."""
     if suite_a_licenses is not None and not 1 <= suite_a_licenses <= MAX_SUITE_A_INBOXES_PER_DOMAIN:
         raise invalid(

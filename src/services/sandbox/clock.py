@@ -11,12 +11,18 @@ advance, or the sandbox-clock worker after a restart, runs what is left.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from domain.errors import DomainError
-from domain.sandbox_clocks import SandboxClock, sandbox_clock_id
+import msgspec
+
+from domain.errors import DomainError, NotFound, invalid
+from domain.sandbox_clocks import MAX_ADVANCE_SECONDS, SandboxClock, sandbox_clock_id
 from infra.clock import SANDBOX, iso
+from services.accounts.keys import Principal
+from services.sandbox.commands import AdvanceSandboxClock
 from services.sandbox.due import KINDS, RUNNERS, WEBHOOK_ATTEMPTS, attempt_due_webhooks, due_items
+from views.sandbox import AdvancedOut, CameDueOut, ClockOut
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -35,12 +41,51 @@ def load_clock(container: Container, org_id: str) -> SandboxClock:
     return found if isinstance(found, SandboxClock) else SandboxClock(org_id=org_id)
 
 
-def clock_view(container: Container, org_id: str) -> dict[str, Any]:
+def clock_view(container: Container, org_id: str) -> ClockOut:
     clock = load_clock(container, org_id)
-    return {
-        "now": iso(container.clock.real_now() + clock.offset),
-        "advanced_seconds": int(clock.offset),
-    }
+    return ClockOut(
+        now=iso(container.clock.real_now() + clock.offset), advanced_seconds=int(clock.offset)
+    )
+
+
+def sandbox_org(principal: Principal) -> str:
+    """Live keys have no sandbox clock: 404, as for any resource of another environment."""
+    if principal.environment != SANDBOX:
+        raise NotFound("sandbox clock (live keys run on real time)")
+    return principal.org_id
+
+
+def get_sandbox_clock(container: Container, principal: Principal) -> ClockOut:
+    return clock_view(container, sandbox_org(principal))
+
+
+def advance_sandbox_clock(
+    container: Container, principal: Principal, command: AdvanceSandboxClock
+) -> AdvancedOut:
+    org_id = sandbox_org(principal)
+    return advance_clock(container, org_id, advance_seconds(container, org_id, command))
+
+
+def advance_seconds(container: Container, org_id: str, command: AdvanceSandboxClock) -> int:
+    """The command's advance in seconds: `seconds`, or the distance to `to`, never both."""
+    if (command.seconds is None) == (command.to is None):
+        field = "to" if command.seconds is not None else "seconds"
+        raise invalid("Send either `seconds` or `to`, exactly one of them.", field)
+    if command.seconds is not None:
+        if not 1 <= command.seconds <= MAX_ADVANCE_SECONDS:
+            raise invalid(f"seconds must be 1 to {MAX_ADVANCE_SECONDS:,}.", "seconds")
+        return command.seconds
+    assert command.to is not None
+    try:
+        target = datetime.fromisoformat(command.to.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid("to must be an ISO 8601 time, e.g. 2027-01-01T00:00:00Z.", "to") from None
+    if target.tzinfo is None:
+        raise invalid("to must name its time zone (Z or an offset).", "to")
+    seconds = seconds_to(container, org_id, target.timestamp())
+    if seconds > MAX_ADVANCE_SECONDS:
+        raise invalid(f"One advance moves at most {MAX_ADVANCE_SECONDS:,} seconds.", "to")
+    return seconds
 
 
 def seconds_to(container: Container, org_id: str, target: float) -> int:
@@ -55,7 +100,7 @@ def seconds_to(container: Container, org_id: str, target: float) -> int:
     return max(1, int(math.ceil(target - now)))
 
 
-def advance_clock(container: Container, org_id: str, seconds: int) -> dict[str, Any]:
+def advance_clock(container: Container, org_id: str, seconds: int) -> AdvancedOut:
     """Move the clock `seconds` forward and run what comes due; answers the new time and how
     many of each kind this advance ran."""
     _note_sweep(container, org_id)
@@ -67,8 +112,9 @@ def advance_clock(container: Container, org_id: str, seconds: int) -> dict[str, 
         return float(clock.offset)
 
     offset = container.unit_of_work.retrying(record)
-    came_due = settle(container, org_id, offset)
-    return {**clock_view(container, org_id), "came_due": came_due}
+    came_due = msgspec.convert(settle(container, org_id, offset), CameDueOut)
+    clock = clock_view(container, org_id)
+    return AdvancedOut(now=clock.now, advanced_seconds=clock.advanced_seconds, came_due=came_due)
 
 
 def settle(container: Container, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -27,6 +27,7 @@ from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 
 if TYPE_CHECKING:
+    from infra.settings import Settings
     from runtime.container import Container
 
 GRACE_WINDOWS, WARM_PERIODS, WEBHOOK_ATTEMPTS = "grace_windows", "warm_periods", "webhook_attempts"
@@ -88,7 +89,7 @@ def end_grace_window(container: Container, order_id: str) -> bool:
 
 # Each returns whether it ran the item, or the kind it ran it as (a renewal whose payment
 # grace is over lapses instead).
-RUNNERS: dict[str, Callable[[Any, str], bool | str | None]] = {
+RUNNERS: dict[str, Callable[[Container, str], bool | str | None]] = {
     GRACE_WINDOWS: end_grace_window,
     WARM_PERIODS: detach_warm_domain,
     RENEWALS: run_term,
@@ -115,7 +116,7 @@ def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
 
 
 async def _post_each(
-    settings: Any, endpoint: Endpoint | None, claimed: list[Due], now: float, real_now: float
+    settings: Settings, endpoint: Endpoint | None, claimed: list[Due], now: float, real_now: float
 ) -> list[tuple[str, Outcome]]:
     if endpoint is None:
         return [(d.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")) for d in claimed]
