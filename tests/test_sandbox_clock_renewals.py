@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 from conftest import ServiceFactory
+from pool_support import attach, conditions, pooled
 from sandbox_clock_support import advance, completed_order
 from test_domains_imports import wait_job
 from test_orders_live import wait_status
-from test_orders_sandbox import error_of
+from test_orders_sandbox import error_of, new_workspace
 from test_wallet_purchase import credit
 
 from infra.clock import ManualClock
@@ -148,3 +149,23 @@ def test_patch_needs_auto_renew_after_finding_the_domain(service_factory: Servic
         assert error_of(refused, 400, "invalid_request")["field"] == "auto_renew"
         unknown = sandbox.patch(f"/domains/{dom_id}", json={"auto_renew": True, "x": 1})
         assert error_of(unknown, 400, "invalid_request")["field"] == "x"
+
+
+def test_a_lapsed_pool_domain_leaves_the_pool(service_factory: ServiceFactory) -> None:
+    """A lapse takes the domain out of inventory, its order and the pool (decisions.md 6, spec
+    4.2: a pool domain needs its order's inboxes), with `pool.domain_removed`; the PATCH that
+    turned `auto_renew` off moved the domain's `updated_at`."""
+    clock = ManualClock(START)
+    service = service_factory(clock=clock)
+    with service.partner() as sandbox:
+        lapsing, kept = pooled(sandbox, 2)
+        rows = sandbox.get("/domains", params={"domain": lapsing}).json()["data"]
+        clock.advance(60)
+        patched = _patch(sandbox, rows[0]["id"], False)
+        assert patched["updated_at"] > rows[0]["updated_at"]
+        assert advance(sandbox, seconds=YEAR)["came_due"]["lapses"] == 1
+        service.wait_projections()
+        assert conditions(sandbox) == {kept: "available"}
+        error_of(attach(sandbox, new_workspace(sandbox), 2), 409, "insufficient_inventory")
+        events = sandbox.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
+        assert [e["data"]["domain"] for e in events] == [lapsing]

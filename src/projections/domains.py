@@ -279,6 +279,8 @@ class DomainInventory(ReadModel):
         at = getattr(event, "at", None)
         if at is None:  # started: nothing moved yet
             return
+        if isinstance(event, DomainTerm.AutoRenewSet):
+            cur.execute("UPDATE domains SET updated_at = ? WHERE id = ?", (at, term.dom_id))
         if term.status == PAYMENT_FAILED:
             cur.execute(
                 "UPDATE domains SET status = 'action_required', reason = ?, updated_at = ? "
