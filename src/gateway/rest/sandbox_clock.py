@@ -24,6 +24,12 @@ of the others, and pending webhook retries; timestamps written on its resources 
 organizations are never affected."""
 
 
+# decisions.md 6: a live key has no sandbox clock.
+LIVE_KEY: dict[int, ResponseDoc] = {
+    404: ResponseDoc(None, description="not_found: a live key has no sandbox clock"),
+}
+
+
 class SandboxClockController(Controller):
     path = "/sandbox/clock"
     tags = ["sandbox clock"]
@@ -32,7 +38,7 @@ class SandboxClockController(Controller):
         operation_id="getSandboxClock",
         summary="The sandbox clock: its now and how far it was advanced",
         description=RULES + "\n\nSandbox keys, any preset; a live key: 404 `not_found`.",
-        responses={200: ResponseDoc(ClockResponse, description="The sandbox clock")},
+        responses={200: ResponseDoc(ClockResponse, description="The sandbox clock"), **LIVE_KEY},
     )
     async def read(self, request: Request[Any, Any, Any]) -> ClockResponse:
         container, principal = container_of(request), principal_of(request)
@@ -54,7 +60,7 @@ class SandboxClockController(Controller):
         "advances at once run each due item once; an advance cut short (a crash) is finished "
         "by the next one or at restart. `came_due` counts what this advance ran.",
         status_code=200,
-        responses={200: ResponseDoc(AdvancedResponse, description="The moved clock")},
+        responses={200: ResponseDoc(AdvancedResponse, description="The moved clock"), **LIVE_KEY},
     )
     async def advance(
         self, request: Request[Any, Any, Any], data: AdvanceSandboxClock
