@@ -59,9 +59,21 @@ def _secret_file(data_dir: Path, name: str, prefix: str = "") -> str:
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / name
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # Processes starting together (a server and a CLI) race here: the secret is written
+        # whole under a name of its own and linked into place, so one wins and none reads a
+        # half-written file.
+        draft = data_dir / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(prefix + secrets.token_hex(32))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass  # another process's secret stands
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 
