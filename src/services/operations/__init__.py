@@ -1,0 +1,1 @@
+"""Operations: `readiness` (what `/readyz` and the gRPC health service report)."""
