@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import DomainError
+from domain.orders import DomainItem
 
 SOURCES = ("purchased", "imported", "ordered", "generated")
 AVAILABLE = "available"
@@ -42,7 +43,7 @@ NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
 SUITES = ("suite_a", "suite_b")
 
 
-def listed_source(item: dict[str, Any]) -> str:
+def listed_source(item: DomainItem) -> str:
     """Where an order's domain came from, in the `source` words of `GET /domains`: the item's
     own `source` says how the order came by it (`named`, `inventory`, `generated`, `purchase`),
     `origin` (recorded at placement for a domain already owned) how the account did."""

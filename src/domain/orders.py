@@ -35,12 +35,13 @@ stands), one it had not registered yet leaves the order and is refunded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NotRequired, TypedDict
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.creation_ids import created_as
 from domain.errors import DomainError
+from schema.vocabulary import Active, Suite
 
 IN_PROGRESS = "in_progress"
 COMPLETED = "completed"
@@ -55,7 +56,7 @@ ACTIVE_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED, COMPLETED)
 BUSY_STATES = (IN_PROGRESS, ACTION_REQUIRED, CANCEL_SCHEDULED)
 
 
-def shown_item_status(order_status: str, item: dict[str, Any]) -> str:
+def shown_item_status(order_status: str, item: DomainItem) -> str:
     """A domain item's status as partners see it: while its order waits on them, a domain not
     yet live needs their attention too (spec 2.4 `action_required`), in the order's view and
     in the domain list alike."""
@@ -87,7 +88,77 @@ ITEM_SOURCES: tuple[ItemSource, ...] = ("generated", "purchase", "named", "inven
 BOUGHT_SOURCES = ("generated", "purchase")
 
 
-def never_registered(item: dict[str, Any]) -> bool:
+class InboxItem(TypedDict):
+    """One inbox on a domain item (adapters/mailboxes.py `inboxes_for`)."""
+
+    address: str
+    suite: Suite
+    persona: dict[str, str]
+    status: Active
+    connected: NotRequired[bool]  # set once the sequencer step connected it
+
+
+class DomainItem(TypedDict):
+    """One domain of an order (`Order.domains`, `Order.warm_domains`) or a swap's new domain
+    (`Swap.item`), as its events store it. Keys not always present are `NotRequired`: orders
+    stored before a key existed lack it, and the steps add theirs as they run."""
+
+    id: str
+    domain: str
+    suite: Suite | None  # None on a purchase
+    source: ItemSource
+    price_cents: int
+    auto_renew: bool
+    status: str
+    inboxes: list[InboxItem]
+    dns_records: list[dict[str, Any]]
+    forwarding_url: str | None
+    forwarding_own: NotRequired[bool]  # False once a forwarding job set the URL
+    forwarding_failure: NotRequired[str]  # the order's forwarding URL did not resolve
+    registered: NotRequired[bool]  # set by the `register` step
+    nameservers_since: NotRequired[float]  # an imported domain: its import's start
+    warm_until: NotRequired[float]  # a premium swap's old domain, kept sending until then
+    swap_id: NotRequired[str]  # the swap that replaced it (warm or detached)
+    shared_with: NotRequired[list[str]]  # a named domain: the suites it already serves
+    origin: NotRequired[str]  # an owned domain: how it came into inventory (its `source`)
+
+
+class SuiteShape(TypedDict):
+    domains: int
+    inboxes_per_domain: int
+
+
+# Domains and licenses per suite (`suite_a`, `suite_b`) an order was placed for.
+OrderShape = dict[str, SuiteShape]
+
+
+class DestinationItem(TypedDict):
+    """The workspace an order's domains go to."""
+
+    workspace_id: str
+    client_id: int | None
+    provider: str
+    login_sealed: NotRequired[str]  # a kind i destination's sealed login pair
+
+
+class PriceLine(TypedDict):
+    type: Literal["license", "domain_registration"]
+    suite: NotRequired[Suite]  # a license line
+    domain: NotRequired[str]  # a domain_registration line
+    quantity: int
+    unit_price_cents: int
+    amount_cents: int
+
+
+class Price(TypedDict):
+    """An order's price breakdown (services/catalog/pricing.py `price_of`)."""
+
+    currency: str
+    total_cents: int
+    lines: list[PriceLine]
+
+
+def never_registered(item: DomainItem) -> bool:
     """A domain this order was to register but has not yet: not the organization's."""
     return item.get("source") in BOUGHT_SOURCES and not item.get("registered")
 
@@ -129,15 +200,15 @@ class Order(Aggregate):
         org_id: str,
         environment: str,
         kind: str,
-        destination: dict[str, Any] | None,
+        destination: DestinationItem | None,
         customer_id: str | None,
         bundle_id: str | None,
-        shape: dict[str, Any],
-        domains: list[dict[str, Any]],
+        shape: OrderShape,
+        domains: list[DomainItem],
         personas: list[dict[str, str]],
         profile_picture_url: str | None,
         forwarding_url: str | None,
-        price: dict[str, Any],
+        price: Price,
         charged_cents: int,
         created_at: float,
     ) -> None:
@@ -165,7 +236,7 @@ class Order(Aggregate):
         self.completed_at: float | None = None
         self.cancelled_at: float | None = None
         # Old domains a premium swap keeps sending until their `warm_until` (domain/swaps.py).
-        self.warm_domains: list[dict[str, Any]] = []
+        self.warm_domains: list[DomainItem] = []
 
     @property
     def tenant(self) -> str:
@@ -184,7 +255,7 @@ class Order(Aggregate):
 
     # Public commands: validate, then call the recorded mutator with plain values.
 
-    def record_step(self, step: str, domains: list[dict[str, Any]], at: float) -> None:
+    def record_step(self, step: str, domains: list[DomainItem], at: float) -> None:
         self._check("record_step")
         if step in self.steps_done:
             raise DomainError("order_state_conflict", f"Step '{step}' already ran.")
@@ -206,7 +277,7 @@ class Order(Aggregate):
             )
         self._step_retried(step=step, at=at)
 
-    def complete(self, domains: list[dict[str, Any]], at: float) -> None:
+    def complete(self, domains: list[DomainItem], at: float) -> None:
         self._check("complete")
         self._completed(domains=domains, at=at)
 
@@ -218,7 +289,7 @@ class Order(Aggregate):
         organization already owned, not at fault, goes back to its inventory `available`."""
         self._check("fail")
         at_fault = set(failed_domains)
-        domains = [
+        domains: list[DomainItem] = [
             {**d, "status": FAILED}
             if d["domain"] in at_fault or d.get("source") in BOUGHT_SOURCES
             else {**d, "status": AVAILABLE}
@@ -245,7 +316,7 @@ class Order(Aggregate):
             )
         self._cancel_scheduled(cancel_after=cancel_after, at=at)
 
-    def finalize_cancel(self, domains: list[dict[str, Any]], refund_cents: int, at: float) -> None:
+    def finalize_cancel(self, domains: list[DomainItem], refund_cents: int, at: float) -> None:
         self._check("finalize_cancel")
         self._cancelled(domains=domains, refund_cents=refund_cents, at=at)
 
@@ -254,7 +325,7 @@ class Order(Aggregate):
     def swap_domain(
         self,
         old_domain: str,
-        new_item: dict[str, Any],
+        new_item: DomainItem,
         warm_until: float | None,
         swap_id: str,
         at: float,
@@ -270,7 +341,7 @@ class Order(Aggregate):
         old = self.domain_item(old_domain)
         domains = [new_item if item is old else item for item in self.domains]
         warm = list(self.warm_domains)
-        detached = None
+        detached: DomainItem | None = None
         if warm_until is not None:
             warm.append({**old, "warm_until": warm_until, "swap_id": swap_id})
         else:
@@ -301,7 +372,7 @@ class Order(Aggregate):
         if not found:
             raise DomainError("conflict", f"{domain} is not kept warm on this order.")
         warm = [item for item in self.warm_domains if item["domain"] != domain]
-        detached = {**found[0], "status": "available", "inboxes": []}
+        detached: DomainItem = {**found[0], "status": "available", "inboxes": []}
         self._warm_domain_detached(warm_domains=warm, detached_domain=detached, at=at)
 
     def drop_lapsed_domain(self, domain: str, at: float) -> bool:
@@ -318,7 +389,7 @@ class Order(Aggregate):
         )
         return True
 
-    def rename_inboxes(self, domain: str, inboxes: list[dict[str, Any]], at: float) -> None:
+    def rename_inboxes(self, domain: str, inboxes: list[InboxItem], at: float) -> None:
         """New personas on one live domain's inboxes (`POST /swaps/user_names`)."""
         if self.status != COMPLETED:
             raise DomainError(
@@ -328,7 +399,7 @@ class Order(Aggregate):
             )
         old = self.held_item(domain)
 
-        def renamed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def renamed(items: list[DomainItem]) -> list[DomainItem]:
             return [{**item, "inboxes": inboxes} if item is old else item for item in items]
 
         self._inboxes_renamed(
@@ -345,7 +416,7 @@ class Order(Aggregate):
         if not ids & held:
             return
 
-        def forwarded(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def forwarded(items: list[DomainItem]) -> list[DomainItem]:
             return [
                 {**i, "forwarding_url": url, "forwarding_own": False} if i["id"] in ids else i
                 for i in items
@@ -360,18 +431,18 @@ class Order(Aggregate):
         )
 
     @property
-    def held_items(self) -> list[dict[str, Any]]:
+    def held_items(self) -> list[DomainItem]:
         """The order's domains and the old domains premium swaps keep warm for it."""
         return [*self.domains, *self.warm_domains]
 
-    def held_item(self, domain: str) -> dict[str, Any]:
+    def held_item(self, domain: str) -> DomainItem:
         """One of `held_items`."""
         for item in self.held_items:
             if item["domain"] == domain:
                 return item
         raise DomainError("conflict", f"{domain} is not on this order.")
 
-    def domain_item(self, domain: str) -> dict[str, Any]:
+    def domain_item(self, domain: str) -> DomainItem:
         for item in self.domains:
             if item["domain"] == domain:
                 return item
@@ -400,7 +471,7 @@ class Order(Aggregate):
     # Recorded mutators: assignment only, they re-run on every replay.
 
     @event("StepCompleted")
-    def _step_completed(self, *, step: str, domains: list[dict[str, Any]], at: float) -> None:
+    def _step_completed(self, *, step: str, domains: list[DomainItem], at: float) -> None:
         self.steps_done = [*self.steps_done, step]
         self.domains = domains
         self.failed_step = None
@@ -420,7 +491,7 @@ class Order(Aggregate):
         self.updated_at = at
 
     @event("Completed")
-    def _completed(self, *, domains: list[dict[str, Any]], at: float) -> None:
+    def _completed(self, *, domains: list[DomainItem], at: float) -> None:
         self.domains = domains
         self.status = COMPLETED
         self.completed_at = at
@@ -433,7 +504,7 @@ class Order(Aggregate):
         reason: str,
         refund_cents: int,
         at: float,
-        domains: list[dict[str, Any]] | None = None,  # None: stored before it, all failed
+        domains: list[DomainItem] | None = None,  # None: stored before it, all failed
     ) -> None:
         self.status = FAILED
         self.reason = reason
@@ -464,9 +535,9 @@ class Order(Aggregate):
     def _domain_swapped(
         self,
         *,
-        domains: list[dict[str, Any]],
-        warm_domains: list[dict[str, Any]],
-        detached_domain: dict[str, Any] | None,
+        domains: list[DomainItem],
+        warm_domains: list[DomainItem],
+        detached_domain: DomainItem | None,
         swap_id: str,
         at: float,
     ) -> None:
@@ -483,7 +554,7 @@ class Order(Aggregate):
 
     @event("WarmDomainDetached")
     def _warm_domain_detached(
-        self, *, warm_domains: list[dict[str, Any]], detached_domain: dict[str, Any], at: float
+        self, *, warm_domains: list[DomainItem], detached_domain: DomainItem, at: float
     ) -> None:
         self.warm_domains = warm_domains
         self.updated_at = at
@@ -492,9 +563,9 @@ class Order(Aggregate):
     def _domain_lapsed(
         self,
         *,
-        domains: list[dict[str, Any]],
-        warm_domains: list[dict[str, Any]],
-        detached_domain: dict[str, Any],
+        domains: list[DomainItem],
+        warm_domains: list[DomainItem],
+        detached_domain: DomainItem,
         at: float,
     ) -> None:
         self.domains = domains
@@ -506,9 +577,9 @@ class Order(Aggregate):
         self,
         *,
         domain: str,
-        domains: list[dict[str, Any]],
+        domains: list[DomainItem],
         at: float,
-        warm_domains: list[dict[str, Any]] | None = None,  # absent from events stored before it
+        warm_domains: list[DomainItem] | None = None,  # absent from events stored before it
     ) -> None:
         self.domains = domains
         if warm_domains is not None:
@@ -521,8 +592,8 @@ class Order(Aggregate):
         *,
         domain_ids: list[str],
         forwarding_url: str,
-        domains: list[dict[str, Any]],
-        warm_domains: list[dict[str, Any]],
+        domains: list[DomainItem],
+        warm_domains: list[DomainItem],
         at: float,
     ) -> None:
         self.domains = domains
@@ -536,7 +607,7 @@ class Order(Aggregate):
         self.updated_at = at
 
     @event("Cancelled")
-    def _cancelled(self, *, domains: list[dict[str, Any]], refund_cents: int, at: float) -> None:
+    def _cancelled(self, *, domains: list[DomainItem], refund_cents: int, at: float) -> None:
         self.status = CANCELLED
         self.domains = domains
         self.refunded_cents += refund_cents

@@ -18,12 +18,13 @@ domain stays warm, still sending, for `PREMIUM_WARM_DAYS` and is detached then) 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.creation_ids import created_as
 from domain.errors import DomainError
+from domain.orders import DomainItem
 
 STANDARD = "standard"
 PREMIUM = "premium"
@@ -72,7 +73,7 @@ class Swap(Aggregate):
         kind: str,
         order_id: str,
         domain: str,
-        item: dict[str, Any],
+        item: DomainItem,
         personas: list[dict[str, str]],
         price_cents: int,
         charged_cents: int,
@@ -121,13 +122,13 @@ class Swap(Aggregate):
         self._check("start")
         self._started(at=at)
 
-    def record_step(self, step: str, item: dict[str, Any], at: float) -> None:
+    def record_step(self, step: str, item: DomainItem, at: float) -> None:
         self._check("record_step")
         if step in self.steps_done:
             raise DomainError("conflict", f"Step '{step}' already ran.")
         self._step_completed(step=step, item=item, at=at)
 
-    def complete(self, item: dict[str, Any], warm_until: float | None, at: float) -> None:
+    def complete(self, item: DomainItem, warm_until: float | None, at: float) -> None:
         self._check("complete")
         self._completed(item=item, warm_until=warm_until, at=at)
 
@@ -161,13 +162,13 @@ class Swap(Aggregate):
         self.updated_at = at
 
     @event("StepCompleted")
-    def _step_completed(self, *, step: str, item: dict[str, Any], at: float) -> None:
+    def _step_completed(self, *, step: str, item: DomainItem, at: float) -> None:
         self.steps_done = [*self.steps_done, step]
         self.item = item
         self.updated_at = at
 
     @event("Completed")
-    def _completed(self, *, item: dict[str, Any], warm_until: float | None, at: float) -> None:
+    def _completed(self, *, item: DomainItem, warm_until: float | None, at: float) -> None:
         self.status = COMPLETED
         self.item = item
         self.warm_until = warm_until

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.domains import Domain
-from domain.orders import ACTIVE_STATES, Order
+from domain.orders import ACTIVE_STATES, DomainItem, Order
 from infra.ids import parse_id
 
 DDL = (
@@ -42,13 +42,13 @@ def _applied(cur: Any, store: Any, holder: str, prefix: str, kind: type[Any]) ->
     return found if isinstance(found, kind) else None
 
 
-def _named(order: Order, name: str) -> dict[str, Any] | None:
+def _named(order: Order, name: str) -> DomainItem | None:
     return next((i for i in [*order.domains, *order.warm_domains] if i["domain"] == name), None)
 
 
 def other_active_holder(
     cur: Any, store: Any, leaving: str, tenant: str, name: str
-) -> tuple[Order, dict[str, Any]] | None:
+) -> tuple[Order, DomainItem] | None:
     """Another active order of the tenant using the name, with its item of that name."""
     rows = cur.execute(
         "SELECT holder FROM domain_usage WHERE name = ? AND holder <> ? "
@@ -65,7 +65,7 @@ def other_active_holder(
     return None
 
 
-def awaiting_nameservers(cur: Any, store: Any, item: dict[str, Any]) -> Domain | None:
+def awaiting_nameservers(cur: Any, store: Any, item: DomainItem) -> Domain | None:
     """The imported Domain behind an order's item, when its nameservers still do not point
     at us (the import waits for the partner)."""
     if item.get("nameservers_since") is None:

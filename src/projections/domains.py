@@ -19,7 +19,7 @@ from typing import Any
 from domain.domain_terms import LAPSED, PAYMENT_FAILED, DomainTerm
 from domain.domains import Domain, listed_source
 from domain.forwarding import ForwardingJob
-from domain.orders import ACTIVE_STATES, PURCHASE, Order, shown_item_status
+from domain.orders import ACTIVE_STATES, PURCHASE, DomainItem, Order, shown_item_status
 from domain.pool_domains import PoolDomain
 from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
@@ -80,7 +80,7 @@ _UPSERT = (
 )
 
 
-def _order_item_status(order: Order, item: dict[str, Any]) -> tuple[str, str]:
+def _order_item_status(order: Order, item: DomainItem) -> tuple[str, str]:
     """(status, category) of one order item as the inventory shows it."""
     if order.kind == PURCHASE:
         status = {"completed": "available", "cancelled": "available"}.get(order.status)
@@ -179,7 +179,7 @@ class DomainInventory(ReadModel):
                     )
 
     def _released(
-        self, cur: Any, order: Order, item: dict[str, Any], row_position: int, swapped: bool = False
+        self, cur: Any, order: Order, item: DomainItem, row_position: int, swapped: bool = False
     ) -> None:
         """The order let the domain go (cancelled, failed, swapped out). A name another active
         order still uses stays connected to it; an import still waiting for its nameservers
@@ -227,7 +227,7 @@ class DomainInventory(ReadModel):
     def _upsert_item(
         cur: Any,
         order: Order,
-        item: dict[str, Any],
+        item: DomainItem,
         row_position: int,
         created_at: float | None = None,
     ) -> None:
@@ -348,7 +348,7 @@ class DomainInventory(ReadModel):
             )
 
     @staticmethod
-    def _detached(cur: Any, order: Order, item: dict[str, Any], position: int) -> None:
+    def _detached(cur: Any, order: Order, item: DomainItem, position: int) -> None:
         """A swap took the domain off the order: inventory again, free of any suite."""
         cur.execute(
             _UPSERT,
@@ -375,7 +375,7 @@ class DomainInventory(ReadModel):
         )
 
 
-def unregistered_at_cancel(store: Any, event: Any) -> list[dict[str, Any]]:
+def unregistered_at_cancel(store: Any, event: Any) -> list[DomainItem]:
     """The items a cancellation dropped: domains the order had not registered yet, which were
     never the organization's (`services.orders.use_cases.finalize_cancel`)."""
     before: Order = store.at_version(event.originator_id, event.originator_version - 1)

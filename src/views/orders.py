@@ -7,7 +7,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
-from domain.orders import PURCHASE, ItemSource, Order, shown_item_status
+from domain.orders import PURCHASE, DomainItem, ItemSource, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import public_id
@@ -165,7 +165,7 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else iso(ts)
 
 
-def _inboxes(item: dict[str, Any]) -> list[Inbox]:
+def _inboxes(item: DomainItem) -> list[Inbox]:
     return [
         Inbox(address=i["address"], suite=i["suite"], persona=i["persona"], status=i["status"])
         for i in item.get("inboxes", [])
@@ -175,7 +175,7 @@ def _inboxes(item: dict[str, Any]) -> list[Inbox]:
 D = TypeVar("D", bound=OrderDomain)
 
 
-def _domain(kind: type[D], item: dict[str, Any], status: str, **extra: Any) -> D:
+def _domain(kind: type[D], item: DomainItem, status: str, **extra: Any) -> D:
     return kind(
         id=item["id"],
         domain=item["domain"],
@@ -193,7 +193,7 @@ def _domain(kind: type[D], item: dict[str, Any], status: str, **extra: Any) -> D
     )
 
 
-def domain_view(item: dict[str, Any], order_status: str) -> OrderDomain:
+def domain_view(item: DomainItem, order_status: str) -> OrderDomain:
     return _domain(OrderDomain, item, shown_item_status(order_status, item))
 
 
@@ -204,11 +204,11 @@ def destination_view(order: Order) -> Destination | None:
     return Destination(
         workspace_id=order.destination["workspace_id"],
         client_id=order.destination.get("client_id"),
-        provider=order.destination.get("provider"),
+        provider=cast(Provider, order.destination.get("provider")),
     )
 
 
-def _purchased_view(item: dict[str, Any], order_status: str) -> OrderDomain:
+def _purchased_view(item: DomainItem, order_status: str) -> OrderDomain:
     """A purchase's domain once bought is inventory (spec 2.4 `available`: owned, on no
     order), as `GET /domains` shows it, not a live connected domain."""
     status = shown_item_status(order_status, item)
@@ -218,7 +218,7 @@ def _purchased_view(item: dict[str, Any], order_status: str) -> OrderDomain:
 def order_view(order: Order) -> OrderOut:
     shown = _purchased_view if order.kind == PURCHASE else domain_view
     shape = order.shape
-    a, b = shape.get("suite_a", {}), shape.get("suite_b", {})
+    a, b = shape.get("suite_a"), shape.get("suite_b")
     return OrderOut(
         id=public_id("ord", order.id),
         type=cast(OrderType, order.kind),
@@ -229,8 +229,8 @@ def order_view(order: Order) -> OrderOut:
         bundle_id=order.bundle_id,
         # Both suites always appear (decisions.md 3: `licenses` (`suite_a`, `suite_b`)); 0 = none.
         licenses=Licenses(
-            suite_a=int(a.get("domains", 0)) * int(a.get("inboxes_per_domain", 0)),
-            suite_b=int(b.get("domains", 0)) * int(b.get("inboxes_per_domain", 0)),
+            suite_a=int(a.get("domains", 0)) * int(a.get("inboxes_per_domain", 0)) if a else 0,
+            suite_b=int(b.get("domains", 0)) * int(b.get("inboxes_per_domain", 0)) if b else 0,
         ),
         sizing=shape,
         domains=[shown(item, order.status) for item in order.domains],
@@ -250,7 +250,7 @@ def order_view(order: Order) -> OrderOut:
         forwarding_url=order.forwarding_url,
         price_cents=order.price["total_cents"],
         currency=order.price["currency"],
-        price=order.price,
+        price=dict(order.price),
         charged_cents=order.charged_cents,
         refunded_cents=order.refunded_cents,
         pending_action_id=order.pending_action_id,

@@ -3,7 +3,7 @@ shape, built from the aggregate by `swap_view`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar, get_args
+from typing import Annotated, Literal, TypeVar, cast, get_args
 
 import msgspec
 
@@ -141,7 +141,7 @@ def swap_view(swap: Swap) -> SwapOut:
         domain=swap.domain,
         new_domain=None if renaming else item["domain"],
         new_domain_id=None if renaming else item["id"],
-        new_domain_source=None if renaming else item["source"],
+        new_domain_source=None if renaming else cast(NewDomainSource, item["source"]),
         suite=item.get("suite"),
         personas=swap.personas,
         inboxes=[

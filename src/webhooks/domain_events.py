@@ -11,6 +11,7 @@ on failure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -109,7 +110,7 @@ def forwarding_finished(event: Any, store: EventStore) -> list[PublicEvent]:
 
 
 def forwarding_data(
-    item: dict[str, Any],
+    item: Mapping[str, Any],  # an order's DomainItem or a forwarding job's item
     url: str,
     status: str,
     outcome: str,

@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from domain.domains import NAMESERVERS_NOT_POINTED, listed_source, usable_for
 from domain.order_steps import NAMESERVERS
-from domain.orders import ACTION_REQUIRED, PURCHASE, Order, shown_item_status
+from domain.orders import ACTION_REQUIRED, PURCHASE, DomainItem, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import parse_id, public_id
@@ -67,7 +67,7 @@ def completed(event: Any, store: EventStore) -> list[PublicEvent]:
     return events
 
 
-def _forwarding_refused(order: Order, item: dict[str, Any]) -> dict[str, Any]:
+def _forwarding_refused(order: Order, item: DomainItem) -> dict[str, Any]:
     """The order's forwarding target was not applied to this domain."""
     return forwarding_data(
         item,
@@ -79,7 +79,7 @@ def _forwarding_refused(order: Order, item: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
+def _connected_domain(order: Order, item: DomainItem) -> dict[str, Any]:
     """An order's domain as `GET /domains` shows a connected row."""
     return {
         **msgspec.to_builtins(domain_view(item, order.status)),
@@ -87,7 +87,7 @@ def _connected_domain(order: Order, item: dict[str, Any]) -> dict[str, Any]:
         "source": listed_source(item),
         "order_id": public_id("ord", order.id),
         "customer_id": order.customer_id,
-        "usable_for": usable_for({item["suite"], *item.get("shared_with", ())}),
+        "usable_for": usable_for({cast(str, item["suite"]), *item.get("shared_with", ())}),
     }
 
 

@@ -15,12 +15,12 @@ cancelled order) cost nothing. Sandbox orders are priced the same way but never 
 
 from __future__ import annotations
 
-from typing import Any
-
 from adapters import registrar
+from domain.orders import DomainItem, OrderShape, Price, PriceLine
 from domain.wallet import CURRENCY
+from schema.vocabulary import Suite
 
-LICENSE_PRICE_CENTS = {"suite_a": 450, "suite_b": 600}
+LICENSE_PRICE_CENTS: dict[Suite, int] = {"suite_a": 450, "suite_b": 600}
 
 
 def registration_price(domain: str) -> int:
@@ -31,12 +31,16 @@ def tld_sellable(domain: str) -> bool:
     return registrar.tld_of(domain) is not None
 
 
-def price_of(shape: dict[str, Any], domains: list[dict[str, Any]]) -> dict[str, Any]:
+def price_of(shape: OrderShape, domains: list[DomainItem]) -> Price:
     """The price breakdown of an order: license lines per suite and one line per bought domain."""
-    lines: list[dict[str, Any]] = []
+    lines: list[PriceLine] = []
     for suite, unit in LICENSE_PRICE_CENTS.items():
-        counts = shape.get(suite) or {}
-        quantity = int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))
+        counts = shape.get(suite)
+        quantity = (
+            int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))
+            if counts
+            else 0
+        )
         if quantity:
             lines.append(
                 {

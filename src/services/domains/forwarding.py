@@ -34,6 +34,7 @@ from views.jobs import ForwardingJobOut, forwarding_view
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 if TYPE_CHECKING:
+    from infra.database import Row
     from runtime.container import Container
 
 
@@ -128,7 +129,7 @@ def _finish(container: Container, job: ForwardingJob) -> list[Aggregate]:
     return changed
 
 
-def _pending_rows(container: Container, job: ForwardingJob) -> dict[str, dict[str, Any]]:
+def _pending_rows(container: Container, job: ForwardingJob) -> dict[str, Row]:
     """The inventory rows (status, holding order) of the job's pending domains, by `dom_` id."""
     ids = [item["id"] for item in job.pending]
     if not ids:
@@ -143,7 +144,7 @@ def _pending_rows(container: Container, job: ForwardingJob) -> dict[str, dict[st
 
 
 def _holding_orders(
-    container: Container, tenant: str, ids: list[str], rows: dict[str, dict[str, Any]]
+    container: Container, tenant: str, ids: list[str], rows: dict[str, Row]
 ) -> dict[str, list[str]]:
     """The `dom_` ids by the order holding them: the order a connected row names, else (a
     purchase's inventory, a released order's) the last order that listed the domain."""
@@ -165,7 +166,7 @@ def _holding_orders(
 
 
 def _forward_order_domains(
-    container: Container, job: ForwardingJob, rows: dict[str, dict[str, Any]], at: float
+    container: Container, job: ForwardingJob, rows: dict[str, Row], at: float
 ) -> list[Aggregate]:
     """The orders holding any of the job's pending domains (`rows`: their inventory rows),
     with the URL set on them."""

@@ -18,11 +18,11 @@ without a workspace) may use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
-from domain.orders import PURCHASE, Order
+from domain.orders import PURCHASE, DestinationItem, DomainItem, Order, Price
 from projections.domain_lookups import owners_by_name
 from projections.orders import domain_rows
 from services.accounts.keys import Principal
@@ -35,6 +35,7 @@ from services.orders.use_cases import accept
 from views.orders import OrderOut
 
 if TYPE_CHECKING:
+    from infra.database import Cursor
     from runtime.container import Container
 
 MAX_DOMAINS = 50
@@ -51,7 +52,7 @@ def purchase_domains(
     entries = command.domains
     if not 1 <= len(entries) <= MAX_DOMAINS:
         raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
-    destination = None
+    destination: DestinationItem | None = None
     customer_id = None
     if command.workspace_id is not None:
         workspace = load_target_workspace(
@@ -63,7 +64,7 @@ def purchase_domains(
             "provider": workspace.provider,
         }
         customer_id = workspace.customer_id
-    items: list[dict[str, Any]] = []
+    items: list[DomainItem] = []
     refused: list[dict[str, str]] = []
     for index, entry in enumerate(entries):
         field = f"domains[{index}].domain"
@@ -105,7 +106,7 @@ def _held_reason(name: str, held: DomainsHeld) -> dict[str, str]:
     return {"domain": name, "reason": reason}
 
 
-def _ownership_refusal(cur: Any, tenant: str, name: str, owners: set[str]) -> str | None:
+def _ownership_refusal(cur: Cursor, tenant: str, name: str, owners: set[str]) -> str | None:
     """Why this name cannot be bought, as availability (spec 2.5) says it: already this
     account's (on one of its orders, or imported), or registered elsewhere (a `taken` label, or
     another organization of this environment holds it: `owners`)."""
@@ -119,10 +120,10 @@ def _ownership_refusal(cur: Any, tenant: str, name: str, owners: set[str]) -> st
 def _accept(
     container: Container,
     principal: Principal,
-    destination: dict[str, Any] | None,
+    destination: DestinationItem | None,
     customer_id: str | None,
-    items: list[dict[str, Any]],
-    price: dict[str, Any],
+    items: list[DomainItem],
+    price: Price,
 ) -> OrderOut:
     return accept(
         container,

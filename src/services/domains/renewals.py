@@ -14,7 +14,7 @@ runners never renew one year twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from eventsourcing.domain import Aggregate
@@ -33,6 +33,7 @@ from services.pool.leaving import leave_pool
 from views.domains import DomainOut
 
 if TYPE_CHECKING:
+    from infra.database import Cursor, Row
     from runtime.container import Container
 
 RENEWS, LAPSES = "renewals", "lapses"
@@ -47,7 +48,7 @@ _DUE_SQL = (
 )
 
 
-def due_terms(cur: Any, tenant_clause: str, param: str, due_by: float) -> list[tuple[float, str, str]]:
+def due_terms(cur: Cursor, tenant_clause: str, param: str, due_by: float) -> list[tuple[float, str, str]]:
     """(due time, `renewals` or `lapses`, dom_id) of the bought domains due by `due_by`."""
     rows = cur.execute(
         f"{_DUE_SQL} AND d.{tenant_clause} ORDER BY d.created_at LIMIT 500",
@@ -65,13 +66,13 @@ def due_terms(cur: Any, tenant_clause: str, param: str, due_by: float) -> list[t
     return found
 
 
-def _row(container: Container, dom_id: str) -> dict[str, Any] | None:
+def _row(container: Container, dom_id: str) -> Row | None:
     with container.read_db.read() as cur:
         row = cur.execute("SELECT * FROM domains WHERE id = ?", (dom_id,)).fetchone()
     return dict(row) if row is not None else None
 
 
-def load_term(container: Container, row: dict[str, Any]) -> DomainTerm:
+def load_term(container: Container, row: Row) -> DomainTerm:
     """The domain's term, started (unsaved) from its row on first need."""
     found = container.store.find(term_id(row["id"]), DomainTerm)
     if isinstance(found, DomainTerm):
@@ -111,7 +112,7 @@ def run_term(container: Container, dom_id: str) -> str | None:
     return container.unit_of_work.retrying(run)
 
 
-def _renew(container: Container, row: dict[str, Any], term: DomainTerm, at: float) -> str | None:
+def _renew(container: Container, row: Row, term: DomainTerm, at: float) -> str | None:
     live = term.environment == "live"
     cents = registrar.prices(term.name)[1] if live else 0
     wallet = load_wallet(container, term.org_id, term.environment)
@@ -146,7 +147,7 @@ def _ordered_by(container: Container, term: DomainTerm) -> str | None:
 
 
 def _drop_from_orders(
-    container: Container, row: dict[str, Any], term: DomainTerm, at: float
+    container: Container, row: Row, term: DomainTerm, at: float
 ) -> list[Aggregate]:
     order_ids = dict.fromkeys([*_orders_of(container, term), row["order_id"]])
     dropped: list[Aggregate] = []

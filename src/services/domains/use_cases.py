@@ -18,7 +18,7 @@ when `suite_b` does; `[]` when the name is not available.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -32,6 +32,7 @@ from services.domains.commands import MAX_AVAILABILITY, CheckAvailability
 from views.domains import AvailabilityRow, AvailabilityRows, DomainOut, row_view, suites
 
 if TYPE_CHECKING:
+    from infra.database import Row
     from runtime.container import Container
 
 
@@ -113,7 +114,7 @@ def register_domain(
     return domain
 
 
-def render_rows(container: Container, rows: list[dict[str, Any]]) -> list[DomainOut]:
+def render_rows(container: Container, rows: list[Row]) -> list[DomainOut]:
     if not rows:
         return []
     names = sorted({row["name"] for row in rows})

@@ -10,7 +10,7 @@ on fresh state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -24,12 +24,13 @@ from services.pool.replacements import replace_burned
 from views.pool import BurnedJobOut, burned_job_out
 
 if TYPE_CHECKING:
+    from infra.database import Row
     from runtime.container import Container
 
 MAX_REASON = 500
 
 
-def _owner_row(container: Container, name: str) -> dict[str, Any]:
+def _owner_row(container: Container, name: str) -> Row:
     """The inventory row of this name: the one on an order if any, else the newest."""
     with container.read_db.read() as cur:
         rows = cur.execute(

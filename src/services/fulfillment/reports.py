@@ -173,7 +173,12 @@ def _apply_report(
     if order.status == ACTION_REQUIRED:
         return False, []
     _require_next(order, step)
-    action = {"kind": field, "field": field, "message": reason, "details": {"step": step}}
+    action: steps.ActionRequest = {
+        "kind": field,
+        "field": field,
+        "message": reason or "",  # required for this outcome (`_reason`)
+        "details": {"step": step},
+    }
     return True, apply_outcome(container, order, steps.Outcome(order.domains, action=action), at)
 
 

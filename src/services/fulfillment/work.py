@@ -7,7 +7,7 @@ service clock, so tests move time by hand instead of waiting.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -18,6 +18,7 @@ from services.fulfillment.commands import ListWork, StreamWork
 from views.fulfillment_work import OrderWork, WorkItem, WorkList
 
 if TYPE_CHECKING:
+    from infra.database import Row
     from runtime.container import Container
 
 MIN_STUCK_SECONDS = 60.0
@@ -39,7 +40,7 @@ def _check_org(org_id: str) -> None:
         raise invalid("org_id must be an org_ id.", "org_id")
 
 
-def _item(row: Any, now: float, threshold: float) -> WorkItem:
+def _item(row: Row, now: float, threshold: float) -> WorkItem:
     """A read-model row (a DB cursor's row) as work read at `now`."""
     work = msgspec.json.decode(row["doc"], type=OrderWork)
     idle = max(0.0, now - float(row["updated_at"]))

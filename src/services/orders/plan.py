@@ -19,17 +19,26 @@ import re
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from adapters import registrar
 from adapters.sequencers import sequencers_of
 from domain.domains import NAMESERVERS_NOT_POINTED, usable_for
 from domain.errors import DomainError, invalid
-from domain.orders import BUSY_STATES, COMPLETED, ItemSource
+from domain.orders import (
+    BUSY_STATES,
+    COMPLETED,
+    DestinationItem,
+    DomainItem,
+    ItemSource,
+    OrderShape,
+    Price,
+)
 from domain.workspaces import Workspace
 from infra.ids import new_id, public_id
 from projections.domains import tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
+from schema.vocabulary import Suite
 from services.accounts.workspaces import check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
 from services.catalog.pricing import price_of, registration_price
@@ -37,6 +46,7 @@ from services.orders.commands import Destination, NamedDomain, PlaceOrder, Suite
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 if TYPE_CHECKING:
+    from infra.database import Cursor, Row
     from runtime.container import Container
 
 SUITES = ("suite_a", "suite_b")
@@ -46,13 +56,13 @@ MAX_INBOXES_PER_DOMAIN = 50
 
 @dataclass
 class Plan:
-    destination: dict[str, Any]
+    destination: DestinationItem
     workspace: Workspace
     customer_id: str | None
     bundle_id: str | None
-    shape: dict[str, dict[str, int]]
-    domains: list[dict[str, Any]]
-    price: dict[str, Any]
+    shape: OrderShape
+    domains: list[DomainItem]
+    price: Price
 
 
 def normalize_domain(value: str, field: str) -> str:
@@ -71,8 +81,8 @@ def normalize_domain(value: str, field: str) -> str:
 
 
 def new_domain_item(
-    name: str, suite: str | None, source: ItemSource, price: int, dom_id: str | None = None
-) -> dict[str, Any]:
+    name: str, suite: Suite | None, source: ItemSource, price: int, dom_id: str | None = None
+) -> DomainItem:
     return {
         "id": dom_id or public_id("dom", new_id()),
         "domain": name,
@@ -89,7 +99,7 @@ def new_domain_item(
 
 def _shape(
     container: Container, org_id: str, env: str, command: PlaceOrder
-) -> tuple[dict[str, dict[str, int]], str | None]:
+) -> tuple[OrderShape, str | None]:
     sent = {"suite_a": command.suite_a, "suite_b": command.suite_b}
     counts: dict[str, SuiteCounts] = {s: c for s, c in sent.items() if c is not None}
     bundle_id = command.bundle_id
@@ -110,7 +120,7 @@ def _shape(
             raise DomainError(
                 "bundle_archived", "An archived bundle cannot be ordered.", field="bundle_id"
             )
-        shape = {
+        shape: OrderShape = {
             "suite_a": {
                 "domains": bundle.required_domains.get("suite_a", 0),
                 "inboxes_per_domain": bundle.suite_a_licenses,
@@ -143,9 +153,9 @@ def _destination(
     org_id: str,
     env: str,
     sent: Destination,
-    shape: dict[str, dict[str, int]],
+    shape: OrderShape,
     check_login: bool,
-) -> tuple[dict[str, Any], Workspace]:
+) -> tuple[DestinationItem, Workspace]:
     workspace = load_target_workspace(
         container, org_id, env, sent.workspace_id, "destination.workspace_id"
     )
@@ -172,7 +182,7 @@ def _destination(
             "add it with PATCH /workspaces/{id}.",
             field="destination.workspace_id",
         )
-    destination: dict[str, Any] = {
+    destination: DestinationItem = {
         "workspace_id": public_id("wrk", workspace.id),
         "client_id": client_id,
         "provider": workspace.provider,
@@ -182,7 +192,7 @@ def _destination(
     return destination, workspace
 
 
-def refuse_unfinished_purchase(latest: dict[str, Any], name: str, field: str) -> None:
+def refuse_unfinished_purchase(latest: Row, name: str, field: str) -> None:
     """A domain whose purchase has not completed is not registered yet: nothing may use it."""
     if latest["kind"] == "purchase" and latest["status"] != COMPLETED:
         raise DomainError(
@@ -193,7 +203,7 @@ def refuse_unfinished_purchase(latest: dict[str, Any], name: str, field: str) ->
         )
 
 
-def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) -> dict[str, Any]:
+def _check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
     if not rows:
         raise DomainError(
             "domain_not_imported",
@@ -219,17 +229,17 @@ def _check_named(rows: list[dict[str, Any]], name: str, suite: str, field: str) 
     return latest
 
 
-def _completed_users(rows: list[dict[str, Any]]) -> set[str]:
+def _completed_users(rows: list[Row]) -> set[str]:
     return {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
 
 
-def _imported_domain(rows: list[dict[str, Any]], name: str, field: str) -> dict[str, Any]:
+def _imported_domain(rows: list[Row], name: str, field: str) -> Row:
     """A domain imported (or registered) into inventory but never on an order: usable once its
     setup is done, or while only its nameservers are not pointed yet (the order then waits for
     them in its `dns` step); it keeps its dom_ id on the order."""
     if not rows:
         _check_named([], name, "suite_a", field)  # raises domain_not_imported
-    latest: dict[str, Any] = rows[-1]
+    latest: Row = rows[-1]
     waiting = latest["status"] == "action_required" and latest["reason"] == NAMESERVERS_NOT_POINTED
     if latest["status"] != "available" and not waiting:
         raise DomainError(
@@ -246,7 +256,7 @@ def _generated_name(workspace: Workspace) -> str:
     return f"get{base}{secrets.token_hex(3)}.com"
 
 
-def _check_named_shape(named: list[NamedDomain], shape: dict[str, dict[str, int]]) -> list[str]:
+def _check_named_shape(named: list[NamedDomain], shape: OrderShape) -> list[str]:
     """The body's own consistency (names unique, per-suite counts) before any lookup, so a
     shape error is reported as such whatever the domains' ownership. Returns the normalized
     names, in the body's order."""
@@ -281,16 +291,16 @@ def _domains(
     container: Container,
     tenant: str,
     named: list[NamedDomain],
-    shape: dict[str, dict[str, int]],
+    shape: OrderShape,
     workspace: Workspace,
     exclude: Collection[str],
-) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+) -> list[DomainItem]:
+    items: list[DomainItem] = []
     names = _check_named_shape(named, shape)
     with container.read_db.read() as cur:
         for index, (entry, name) in enumerate(zip(named, names, strict=True)):
             field = f"domains[{index}].domain"
-            suite: str = entry.suite
+            suite: Suite = entry.suite
             # Each statement reads what is committed when it runs, and the projections commit
             # an order's rows with the domain status the order causes. Reading the import first
             # means a commit in between shows the order (refused as held), never the status
@@ -311,7 +321,8 @@ def _domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
         free = [row for row in free if row["domain"] not in names and row["domain"] not in exclude]
-        for suite, counts in shape.items():
+        for key, counts in shape.items():
+            suite = cast(Suite, key)  # an order shape is keyed by suite (`_shape`)
             missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
             while missing > 0 and free:
                 row = free.pop(0)
@@ -324,7 +335,7 @@ def _domains(
     return items
 
 
-def _owned_domain_facts(cur: Any, items: list[dict[str, Any]]) -> None:
+def _owned_domain_facts(cur: Cursor, items: list[DomainItem]) -> None:
     """What an owned domain brings to the order that uses it: its renewal choice (a purchase's
     `auto_renew: false`, spec 4.2, kept after the order releases it), its forwarding, and for
     an imported domain the start of its import, from which the simulated DNS decides whether

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from adapters import dns, mailboxes
 from domain.order_steps import NAMESERVERS as NAMESERVERS
@@ -24,18 +24,27 @@ from domain.order_steps import PROFILE_PICTURE as PROFILE_PICTURE
 from domain.order_steps import PURCHASE_STEPS as PURCHASE_STEPS
 from domain.order_steps import next_step as next_step
 from domain.order_steps import steps_for as steps_for
-from domain.orders import BOUGHT_SOURCES, PURCHASE, Order
+from domain.orders import BOUGHT_SOURCES, PURCHASE, DomainItem, InboxItem, Order
+
+
+class ActionRequest(TypedDict):
+    """The pending action a step stops with (domain/pending_actions.py `PendingAction`)."""
+
+    kind: str
+    field: str
+    message: str
+    details: dict[str, Any]
 
 
 @dataclass
 class Outcome:
-    domains: list[dict[str, Any]] = field(default_factory=list)
-    action: dict[str, Any] | None = None  # kind, field, message, details
+    domains: list[DomainItem] = field(default_factory=list)
+    action: ActionRequest | None = None
     failure: str | None = None
     failed_domains: tuple[str, ...] = ()  # the names that caused `failure`, where known
 
 
-def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
+def _register(order: Order, domains: list[DomainItem]) -> Outcome:
     for item in domains:
         if item["source"] in BOUGHT_SOURCES:
             item["registered"] = True
@@ -46,7 +55,7 @@ def _register(order: Order, domains: list[dict[str, Any]]) -> Outcome:
     return Outcome(domains)
 
 
-def _dns(order: Order, domains: list[dict[str, Any]]) -> Outcome:
+def _dns(order: Order, domains: list[DomainItem]) -> Outcome:
     url = order.forwarding_url
     # Decisions 5: a target that does not resolve is not applied; the order still completes
     # (its mail does not depend on it) and each domain reports `domain.forwarding_failed`.
@@ -62,7 +71,7 @@ def _dns(order: Order, domains: list[dict[str, Any]]) -> Outcome:
     return Outcome(domains)
 
 
-def _mailboxes(order: Order, domains: list[dict[str, Any]]) -> Outcome:
+def _mailboxes(order: Order, domains: list[DomainItem]) -> Outcome:
     problem = mailboxes.profile_picture_problem(order.profile_picture_url)
     if problem is not None:
         return Outcome(
@@ -82,18 +91,19 @@ def _mailboxes(order: Order, domains: list[dict[str, Any]]) -> Outcome:
             failed_domains=tuple(refused),
         )
     for item in domains:
-        counts = order.shape.get(item["suite"] or "", {})
+        counts = order.shape.get(item["suite"] or "")
         if not item.get("inboxes"):
-            item["inboxes"] = mailboxes.inboxes_for(
+            inboxes = mailboxes.inboxes_for(
                 item["domain"],
-                item["suite"],
-                int(counts.get("inboxes_per_domain", 0)),
+                cast(str, item["suite"]),  # an order's item (a purchase has no mailboxes)
+                int(counts.get("inboxes_per_domain", 0)) if counts else 0,
                 order.personas,
             )
+            item["inboxes"] = cast(list[InboxItem], inboxes)
     return Outcome(domains)
 
 
-def _sequencer(order: Order, domains: list[dict[str, Any]]) -> Outcome:
+def _sequencer(order: Order, domains: list[DomainItem]) -> Outcome:
     for item in domains:
         for inbox in item.get("inboxes", []):
             inbox["connected"] = True
@@ -103,7 +113,7 @@ def _sequencer(order: Order, domains: list[dict[str, Any]]) -> Outcome:
 _STEPS = {"register": _register, "dns": _dns, "mailboxes": _mailboxes, "sequencer": _sequencer}
 
 
-def awaiting_nameservers(domains: list[dict[str, Any]], now: float) -> list[str]:
+def awaiting_nameservers(domains: list[DomainItem], now: float) -> list[str]:
     """Imported domains whose nameservers the customer has not pointed at us yet."""
     return [
         item["domain"]
@@ -113,7 +123,7 @@ def awaiting_nameservers(domains: list[dict[str, Any]], now: float) -> list[str]
     ]
 
 
-def _nameservers_action(names: list[str]) -> dict[str, Any]:
+def _nameservers_action(names: list[str]) -> ActionRequest:
     return {
         "kind": NAMESERVERS,
         "field": "domains",
@@ -125,7 +135,7 @@ def _nameservers_action(names: list[str]) -> dict[str, Any]:
     }
 
 
-def _run(step: str, order: Order, domains: list[dict[str, Any]], now: float | None) -> Outcome:
+def _run(step: str, order: Order, domains: list[DomainItem], now: float | None) -> Outcome:
     # Our DNS records only count once the zone is delegated to us: wait for the partner.
     if step == "dns" and now is not None and (waiting := awaiting_nameservers(domains, now)):
         return Outcome(domains, action=_nameservers_action(waiting))
@@ -137,7 +147,7 @@ def run_step(step: str, order: Order, now: float | None = None) -> Outcome:
     return _run(step, order, order.domains, now)
 
 
-def completed_domains(domains: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def completed_domains(domains: list[DomainItem]) -> list[DomainItem]:
     return [{**item, "status": "active"} for item in domains]
 
 

@@ -18,7 +18,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ORDER, Order, never_registered
+from domain.orders import ORDER, DomainItem, Order, never_registered
 from domain.pending_actions import PendingAction
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
@@ -264,7 +264,7 @@ def finalize_cancel(container: Container, order: Order, at: float) -> list[Aggre
     the cancel's own sweep, and that record must not outlive the order's inboxes."""
     refund = order.cancel_refund_cents
     left_pool = _leave_pool(container, order, at)
-    released = [
+    released: list[DomainItem] = [
         {**item, "status": "available", "inboxes": []}
         for item in order.domains
         if not never_registered(item)

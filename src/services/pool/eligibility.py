@@ -19,14 +19,15 @@ and a persona with first and last name, and the order routes to a workspace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from domain.orders import COMPLETED, ORDER, Order
+from domain.orders import COMPLETED, ORDER, InboxItem, Order
 from infra.ids import parse_id
 from projections.domains import tenant_rows_by_name
 from services.pool.records import find_pool_domain
 
 if TYPE_CHECKING:
+    from infra.database import Row
     from runtime.container import Container
 
 
@@ -39,7 +40,7 @@ class Eligibility:
     inbox_count: int = 0
 
 
-def _identity_complete(inbox: dict[str, Any]) -> bool:
+def _identity_complete(inbox: InboxItem) -> bool:
     persona = inbox.get("persona") or {}
     return bool(
         inbox.get("address")
@@ -48,7 +49,7 @@ def _identity_complete(inbox: dict[str, Any]) -> bool:
     )
 
 
-def _order_check(container: Container, name: str, row: dict[str, Any]) -> Eligibility:
+def _order_check(container: Container, name: str, row: Row) -> Eligibility:
     order = container.store.find(parse_id("ord", row["order_id"] or ""), Order)
     if not isinstance(order, Order) or order.kind != ORDER:
         return Eligibility(name, "not_on_suite_a_order")
@@ -64,7 +65,7 @@ def _order_check(container: Container, name: str, row: dict[str, Any]) -> Eligib
     ]
     if not inboxes:
         return Eligibility(name, "no_active_suite_a_inbox")
-    workspace = (order.destination or {}).get("workspace_id")
+    workspace = order.destination["workspace_id"] if order.destination else None
     if not workspace or not all(_identity_complete(inbox) for inbox in inboxes):
         return Eligibility(name, "incomplete_mailbox_identity")
     return Eligibility(name, None, row["id"], row["order_id"], len(inboxes))

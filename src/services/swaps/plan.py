@@ -14,19 +14,21 @@ An imported domain whose nameservers are not pointed yet is accepted: the swap t
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, Order
+from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, DomainItem, Order
 from domain.swaps import OPEN_STATES, Swap
 from infra.database import Cursor
 from infra.ids import parse_id, public_id
 from projections.domains import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
+from schema.vocabulary import Suite
 from services.accounts.keys import Principal
 from services.catalog.pricing import registration_price
 from services.domains.claims import is_held
@@ -40,8 +42,8 @@ if TYPE_CHECKING:
 @dataclass
 class SwapPlan:
     order: Order
-    old_item: dict[str, Any]
-    new_item: dict[str, Any]
+    old_item: DomainItem
+    new_item: DomainItem
     personas: list[dict[str, str]]
 
 
@@ -52,7 +54,7 @@ def load_tenant_order(container: Container, principal: Principal, order_id: str,
     return found
 
 
-def _live_item(order: Order, name: str, field: str, warm: bool = False) -> dict[str, Any]:
+def _live_item(order: Order, name: str, field: str, warm: bool = False) -> DomainItem:
     """The order's item named `name`; with `warm`, a premium swap's kept-warm domain too."""
     for item in order.held_items if warm else order.domains:
         if item["domain"] == name:
@@ -60,14 +62,12 @@ def _live_item(order: Order, name: str, field: str, warm: bool = False) -> dict[
     raise invalid(f"{name} is not a domain of order {public_id('ord', order.id)}.", field)
 
 
-def personas_of(item: dict[str, Any]) -> list[dict[str, str]]:
+def personas_of(item: DomainItem) -> list[dict[str, str]]:
     """The persona of each inbox, in order: the new domain gets the same mailboxes."""
     return [dict(inbox["persona"]) for inbox in item.get("inboxes", [])]
 
 
-def _open_swap_on(
-    container: Container, cur: Cursor, tenant: str, order_id: str, name: str
-) -> bool:
+def _open_swap_on(container: Container, cur: Cursor, tenant: str, order_id: str, name: str) -> bool:
     """Whether a swap of this domain is still under way. The worker's moves reach the read
     model a moment after they are saved, so the candidates it lists are confirmed on the
     aggregates."""
@@ -93,7 +93,7 @@ def _registered(name: str) -> DomainError:
     )
 
 
-def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: str) -> dict[str, Any]:
+def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: Suite) -> DomainItem:
     field = "new_domain"
     rows = domain_rows(cur, tenant, name)
     if rows:
@@ -126,8 +126,8 @@ def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: str) -> dict[s
 
 
 def _chosen_new_domain(
-    container: Container, cur: Cursor, order: Order, old: dict[str, Any], suite: str
-) -> dict[str, Any]:
+    container: Container, cur: Cursor, order: Order, old: DomainItem, suite: Suite
+) -> DomainItem:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
     for row in owned_free_domains(cur, order.tenant, workspace_id, order.customer_id):
@@ -161,7 +161,7 @@ def plan_swap(container: Container, principal: Principal, command: CreateSwap) -
         )
     old_name = registrar.normalize(command.domain)
     old = _live_item(order, old_name, "domain")
-    suite = str(old.get("suite") or "suite_a")
+    suite: Suite = old.get("suite") or "suite_a"
     with container.read_db.read() as cur:
         if _open_swap_on(container, cur, order.tenant, public_id("ord", order.id), old_name):
             raise DomainError(
@@ -223,4 +223,4 @@ def plan_rename(
         raise DomainError(
             "conflict", f"{name} is not live (its status is {old.get('status')}).", field="domain"
         )
-    return SwapPlan(order=order, old_item=old, new_item=dict(old), personas=cleaned)
+    return SwapPlan(order=order, old_item=old, new_item=copy.copy(old), personas=cleaned)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from adapters import mailboxes
+from domain.orders import DomainItem, InboxItem
 from domain.swaps import USER_NAMES, Swap
 
 SWAP_STEPS = ("register", "dns", "mailboxes", "sequencer")
@@ -24,7 +25,7 @@ NAMESERVERS_NOT_POINTED = "nameservers_not_pointed"
 
 @dataclass
 class Outcome:
-    item: dict[str, Any]
+    item: DomainItem
     action: str | None = None  # why the partner must act
     failure: str | None = None
 
@@ -40,13 +41,13 @@ def next_step(swap: Swap) -> str | None:
     return None
 
 
-def _register(swap: Swap, item: dict[str, Any], pointed: bool) -> Outcome:
+def _register(swap: Swap, item: DomainItem, pointed: bool) -> Outcome:
     if item["source"] in ("generated", "purchase"):
         item["registered"] = True
     return Outcome(item)
 
 
-def _dns(swap: Swap, item: dict[str, Any], pointed: bool) -> Outcome:
+def _dns(swap: Swap, item: DomainItem, pointed: bool) -> Outcome:
     if not pointed:
         return Outcome(
             item,
@@ -57,16 +58,17 @@ def _dns(swap: Swap, item: dict[str, Any], pointed: bool) -> Outcome:
     return Outcome(item)
 
 
-def _mailboxes(swap: Swap, item: dict[str, Any], pointed: bool) -> Outcome:
+def _mailboxes(swap: Swap, item: DomainItem, pointed: bool) -> Outcome:
     if mailboxes.refuses_domain(item["domain"]):
         return Outcome(item, failure=f"The mailbox suite refused {item['domain']}.")
     # A rename keeps the domain's inbox count; a new domain gets one inbox per old inbox.
     count = len(item.get("inboxes") or []) or len(swap.personas)
-    item["inboxes"] = mailboxes.inboxes_for(item["domain"], item["suite"], count, swap.personas)
+    inboxes = mailboxes.inboxes_for(item["domain"], cast(str, item["suite"]), count, swap.personas)
+    item["inboxes"] = cast(list[InboxItem], inboxes)
     return Outcome(item)
 
 
-def _sequencer(swap: Swap, item: dict[str, Any], pointed: bool) -> Outcome:
+def _sequencer(swap: Swap, item: DomainItem, pointed: bool) -> Outcome:
     for inbox in item.get("inboxes", []):
         inbox["connected"] = True
     return Outcome(item)
@@ -79,7 +81,7 @@ def run_step(step: str, swap: Swap, pointed: bool = True) -> Outcome:
     return _STEPS[step](swap, copy.deepcopy(swap.item), pointed)
 
 
-def live_item(item: dict[str, Any]) -> dict[str, Any]:
+def live_item(item: DomainItem) -> DomainItem:
     return {**item, "status": "active"}
 
 

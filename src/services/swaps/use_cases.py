@@ -17,15 +17,16 @@ is refused at once (409 `conflict`) while the first is open.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
 from adapters import dns
 from domain.domains import Domain
 from domain.errors import DomainError, NotFound
-from domain.orders import COMPLETED, Order
+from domain.orders import COMPLETED, DomainItem, Order
 from domain.swaps import (
     ACTION_REQUIRED,
     CREATED,
@@ -79,7 +80,9 @@ def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: st
     live = principal.environment == "live"
     renaming = kind == USER_NAMES
     price = 0 if renaming else int(plan.new_item["price_cents"])
-    item = dict(plan.new_item) if renaming else {**plan.new_item, "status": "in_progress"}
+    item: DomainItem = (
+        copy.copy(plan.new_item) if renaming else {**plan.new_item, "status": "in_progress"}
+    )
     order_id = public_id("ord", plan.order.id)
     swap = Swap(
         org_id=principal.org_id,
@@ -121,7 +124,7 @@ def _claim_domain(container: Container, order: Order, swap: Swap, at: float) -> 
 
 
 def _claim_new_domain(
-    container: Container, swap: Swap, item: dict[str, Any], at: float
+    container: Container, swap: Swap, item: DomainItem, at: float
 ) -> list[Aggregate]:
     """The placement lock of the name the swap brings in (an owned or a bought one), held by
     the swap until it ends: without it, two swaps, or a swap and an order, could take one name
@@ -188,7 +191,7 @@ def _finish(
 
 
 def _complete(
-    container: Container, swap: Swap, item: dict[str, Any], at: float, order: Order | None = None
+    container: Container, swap: Swap, item: DomainItem, at: float, order: Order | None = None
 ) -> list[Aggregate]:
     """`order` is the one already loaded (and changed) in this save, if any."""
     if order is None:
@@ -214,7 +217,7 @@ def _complete(
     return [order, *left]
 
 
-def _still_held(order: Order, swap: Swap) -> list[dict[str, Any]]:
+def _still_held(order: Order, swap: Swap) -> list[DomainItem]:
     """The items a swap may still change: a rename also reaches the kept-warm domains."""
     return order.held_items if swap.kind == USER_NAMES else order.domains
 
