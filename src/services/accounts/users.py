@@ -15,7 +15,6 @@ from services.accounts.workspaces import (
     EMAIL,
     credentials_of,
     load_target_workspace,
-    on_conflict_retry,
 )
 from views.users import UserOut, user_view
 
@@ -81,4 +80,4 @@ def create_user(container: Container, principal: Principal, command: CreateUser)
         container.unit_of_work.save(user, workspace)
         return user_view(user)
 
-    return on_conflict_retry(attempt)
+    return container.unit_of_work.retrying(attempt)

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from eventsourcing.persistence import RecordConflictError
+from typing import TYPE_CHECKING, Any
 
 from adapters.sequencers import SequencerCredentials, sequencers_of
 from domain.errors import DomainError, NotFound, invalid
@@ -25,7 +22,6 @@ if TYPE_CHECKING:
 _CUSTOMER_NAMESPACE = uuid.UUID("3b0f7a52-9c1e-4d8a-b6e2-5a7c9d1f0e43")
 EMAIL = re.compile(EMAIL_PATTERN)
 CUSTOMER_FIELDS = ("external_id", "name", "email")
-T = TypeVar("T")
 
 # Credential properties each kind accepts; any other one sent is invalid_request on its path.
 ALLOWED_CREDENTIALS = {
@@ -38,17 +34,6 @@ _WHY_NOT = {
     ("i", "email"): "Kind i login credentials belong on an order destination, not on the workspace.",
     ("i", "password"): "Kind i login credentials belong on an order destination, not on the workspace.",
 }
-
-
-def on_conflict_retry(attempt: Callable[[], T], tries: int = 5) -> T:
-    """Run a load-change-save attempt again when another writer saved the aggregate first
-    (the store's optimistic concurrency control rejects the stale version)."""
-    for _ in range(tries - 1):
-        try:
-            return attempt()
-        except RecordConflictError:
-            continue
-    return attempt()
 
 
 def load_workspace(
@@ -197,7 +182,7 @@ def update_workspace(
         container.unit_of_work.save(workspace)
         return workspace_view(workspace)
 
-    return on_conflict_retry(attempt)
+    return container.unit_of_work.retrying(attempt)
 
 
 def check_credentials(kind: str, credentials: dict[str, object] | None) -> SequencerCredentials:

@@ -11,7 +11,6 @@ from domain.errors import DomainError, NotFound, invalid
 from infra.idempotency import created_before
 from infra.ids import parse_id
 from services.accounts.keys import Principal
-from services.accounts.workspaces import on_conflict_retry
 from services.catalog.commands import MAX_NAME, CreateBundle, UpdateBundle
 from services.catalog.sizing import Sizing, size_bundle
 from views.bundles import BundleOut, bundle_view
@@ -83,7 +82,7 @@ def update_bundle(
             container.unit_of_work.save(bundle)
         return bundle_view(bundle)
 
-    return on_conflict_retry(attempt)
+    return container.unit_of_work.retrying(attempt)
 
 
 def archive_bundle(container: Container, principal: Principal, bundle_id: str) -> BundleOut:
@@ -93,4 +92,4 @@ def archive_bundle(container: Container, principal: Principal, bundle_id: str) -
         container.unit_of_work.save(bundle)
         return bundle_view(bundle)
 
-    return on_conflict_retry(attempt)
+    return container.unit_of_work.retrying(attempt)
