@@ -75,8 +75,11 @@ class PeakSampler:
 
 
 @contextmanager
-def running_service(extra_env: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, str], int]]:
-    """The whole service, every role, embedded defaults (SQLite, its own nats-server)."""
+def running_service(
+    extra_env: dict[str, str] | None = None, serve_args: str = ""
+) -> Iterator[tuple[int, dict[str, str], int]]:
+    """The whole service, every role, embedded defaults (SQLite, its own nats-server), laid
+    out as `serve_args` say (`--workers 2`), or as BENCH_SERVE_ARGS says when set."""
     data_dir = tempfile.mkdtemp(prefix="bench-")
     port = free_port()
     env = {
@@ -88,9 +91,10 @@ def running_service(extra_env: dict[str, str] | None = None) -> Iterator[tuple[i
         **(extra_env or {}),
     }
     env.pop("NATS_URL", None)
-    # BENCH_SERVE_ARGS: extra `serve` arguments, to measure another layout (`--workers 2`).
+    # BENCH_SERVE_ARGS: other `serve` arguments, to measure another layout ("" for one process).
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", *os.environ.get("BENCH_SERVE_ARGS", "").split()],
+        [sys.executable, "-m", "cli.main", "serve",
+         *os.environ.get("BENCH_SERVE_ARGS", serve_args).split()],
         env=env, stdout=subprocess.DEVNULL,
     )
     try:

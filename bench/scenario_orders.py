@@ -31,7 +31,15 @@ from bench.harness import running_service
 from bench.orders_baselines import bare_http_rate, raw_append_rate
 from bench.scenario_deliveries import arrivals, percentile, running_receiver_process
 from bench.scenario_mixed import API, Tenant, listed, sandbox_secrets, set_up_tenants
-from bench.wrk_load import CpuMeter, FlushCounter, child_named, run_wrk
+from bench.wrk_load import (
+    CpuMeter,
+    FlushCounter,
+    child_named,
+    postgres_processes,
+    process_label,
+    run_wrk,
+    service_processes,
+)
 from infra.settings import Settings
 from infra.store import EventStore, eventstore_env
 
@@ -52,6 +60,9 @@ TARGET_RATIO = 0.40
 # (where it waits); with BENCH_SPY_GIL=1 only the thread holding the GIL (where CPU goes).
 SPY = os.environ.get("BENCH_SPY")
 SPY_MODE = "--gil" if os.environ.get("BENCH_SPY_GIL") == "1" else "--idle"
+# Two gateway processes and one per background role: the layout that uses both cores (an
+# interpreter runs Python on one at a time). BENCH_SERVE_ARGS="" measures one process.
+LAYOUT = "--workers 2"
 ORDER = {"suite_a": {"domains": 1, "inboxes_per_domain": 2}}  # as bench/orders.lua sends
 
 
@@ -145,20 +156,20 @@ def _spy(pid: int, connections: int) -> subprocess.Popen[bytes] | None:
         return None
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-         SPY_MODE, "--format", "raw", "-r", os.environ.get("BENCH_SPY_RATE", "50"), "--nonblocking", "-o", f"{SPY}.{connections}"],
+         SPY_MODE, "--subprocesses", "--format", "raw", "-r", os.environ.get("BENCH_SPY_RATE", "50"), "--nonblocking", "-o", f"{SPY}.{connections}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 
 
 def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventStore,
-              meter: CpuMeter, connections: int) -> dict[str, Any]:
+              meter: CpuMeter, service_pid: int, connections: int) -> dict[str, Any]:
     """Orders placed by `wrk` on `connections` for SECONDS, timed until the last one's
     `order.completed` reached the receiver, with the events they appended and the CPU time
     each process spent meanwhile."""
     known = set(completed_events(base_url, tenants))
     before = store.recorder.max_notification_id() or 0
-    spy = _spy(meter.pids["service"], connections)
-    flushes = FlushCounter(meter.pids["service"])
+    spy = _spy(service_pid, connections)
+    flushes = FlushCounter(service_processes(service_pid))
     flushes.start()
     meter.start()
     started = time.time()
@@ -182,9 +193,19 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
             "post_ms": {"p50": load.p50_ms, "p99": load.p99_ms},
             "cpu_ms_per_order": {name: round(1000 * used / orders, 2)
                                  for name, used in cpu.items()},
+            "service_cpu_ms_per_order_by_process": _by_process(meter, orders),
             # SQLite's durable commits are the service's own fsyncs (PostgreSQL's, the server's).
             "flushes_per_order": None if flushed is None else round(flushed / orders, 2),
             "sizes": event_sizes(store, before, appended)}
+
+
+def _by_process(meter: CpuMeter, orders: int) -> dict[str, float]:
+    """The service's CPU per order by process (its roles), where it runs several."""
+    split: dict[str, float] = {}
+    for pid, used in meter.by_pid["service"].items():
+        label = process_label(pid)
+        split[label] = round(split.get(label, 0.0) + 1000 * used / orders, 2)
+    return split
 
 
 def _store_extra(kind: str, schema: str) -> dict[str, str]:
@@ -197,13 +218,18 @@ def measure_store(kind: str) -> dict[str, Any]:
     schema = f"bench_orders_{uuid.uuid4().hex[:12]}"
     try:
         with running_receiver_process() as (receiver, receiver_pid), \
-                running_service(_store_extra(kind, schema)) as (port, env, pid):
+                running_service(_store_extra(kind, schema), LAYOUT) as (port, env, pid):
             base_url = f"http://127.0.0.1:{port}"
             tenants = set_up_tenants(base_url, f"{receiver}/hook",
                                      sandbox_secrets(env, ORGANIZATIONS))
             settings = Settings.from_env(env)
-            meter = CpuMeter({"service": pid, "nats-server": child_named(pid, "nats-server"),
-                              "receiver": receiver_pid})
+            nats_pid = child_named(pid, "nats-server")
+            meter = CpuMeter({
+                "service": lambda: service_processes(pid),
+                "nats-server": lambda: [nats_pid] if nats_pid else [],
+                "receiver": lambda: [receiver_pid],
+                "postgresql": postgres_processes,
+            })
             store = EventStore(eventstore_env(settings))
             try:
                 run_wrk(base_url, tenants, 1.0, 2)  # warm-up
@@ -212,7 +238,7 @@ def measure_store(kind: str) -> dict[str, Any]:
                     offered_rate(base_url, tenants, RATE, SECONDS, answered))
                 latency = latency_figures(sent, wait_completed(base_url, receiver, tenants,
                                                                set(sent)))
-                runs = [sustained(base_url, receiver, tenants, store, meter, connections)
+                runs = [sustained(base_url, receiver, tenants, store, meter, pid, connections)
                         for connections in CONCURRENCIES]
             finally:
                 store.close()
@@ -285,6 +311,7 @@ def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[s
         "bare_http_ratio": round(bare_rate / raw_rate, 3),
         "service_vs_bare_http": round(events_rate / bare_rate, 3),
         "cpu_ms_per_order": best["cpu_ms_per_order"],
+        "service_cpu_ms_per_order_by_process": best["service_cpu_ms_per_order_by_process"],
         "service_flushes_per_order": best["flushes_per_order"],
     }
 
@@ -294,7 +321,7 @@ def table(stores: list[dict[str, Any]]) -> str:
     lines = [
         "| store | p50 / p99 at 20/s (ms) | sustained orders/s | events per order | events/s "
         "| raw events/s | ratio | bare endpoint ratio | CPU ms per order: service / nats-server "
-        "/ client (wrk) / receiver |",
+        "/ client (wrk) / receiver / PostgreSQL server |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for s in stores:
@@ -305,7 +332,7 @@ def table(stores: list[dict[str, Any]]) -> str:
             f"| {s['events_per_order']} | {s['sustained_events_per_second']} "
             f"| {s['raw_append_events_per_second']} | {s['ratio']} | {s['bare_http_ratio']} "
             f"| {cpu.get('service', 0)} / {cpu.get('nats-server', 0)} / {cpu.get('client', 0)} "
-            f"/ {cpu.get('receiver', 0)} |"
+            f"/ {cpu.get('receiver', 0)} / {cpu.get('postgresql', 0)} |"
         )
     return "\n".join(lines)
 
@@ -318,6 +345,7 @@ def run() -> dict[str, Any]:
         f"latency at {RATE:g} orders/s for {SECONDS:g} s; sustained rate under wrk, the best of "
         f"{CONCURRENCIES} connections, as events appended/s vs raw eventsourcing appends to the "
         "same store",
+        "layout": f"partner-api serve {os.environ.get('BENCH_SERVE_ARGS', LAYOUT)}".strip(),
         "target_p99_ms": TARGET_P99_MS,
         "target_ratio": TARGET_RATIO,
         "load_average": os.getloadavg(),

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,35 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_of(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def service_processes(pid: int) -> list[int]:
+    """The service's process and every process it started but its embedded nats-server (the
+    gateway workers and background roles of a layout of several processes)."""
+    found = [pid]
+    for child in children_of(pid):
+        if Path(f"/proc/{child}/comm").read_text().strip() != "nats-server":
+            found += service_processes(child)
+    return found
+
+
+def process_label(pid: int) -> str:
+    """A service process by what it runs: its `--role`s, else the gateway (uvicorn's workers)."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except OSError:
+        return "ended"
+    roles = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--role"]
+    if roles:
+        return "+".join(roles)
+    return "gateway" if "multiprocessing" in " ".join(args) else "main"
+
+
 def child_named(pid: int, name: str) -> int | None:
     """A child process of `pid` by its command name (the service's embedded nats-server)."""
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -77,21 +107,50 @@ def child_named(pid: int, name: str) -> int | None:
     return None
 
 
-class CpuMeter:
-    """CPU seconds of named processes between `start` and `stop`."""
+def postgres_processes() -> list[int]:
+    """Every PostgreSQL server process on the machine (the bench runs alone on it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
-    def __init__(self, pids: dict[str, int | None]) -> None:
-        self.pids = {name: pid for name, pid in pids.items() if pid is not None}
-        self._before: dict[str, float] = {}
+
+class CpuMeter:
+    """CPU seconds of named groups of processes between `start` and `stop`: each group is
+    listed afresh at both ends, so a process started meanwhile counts from its start."""
+
+    def __init__(self, groups: dict[str, Callable[[], list[int]]]) -> None:
+        self.groups = groups
+        self._before: dict[str, dict[int, float]] = {}
         self.used: dict[str, float] = {}
+        self.by_pid: dict[str, dict[int, float]] = {}
 
     def start(self) -> None:
-        self._before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        self._before = {name: _cpu_by_pid(listed()) for name, listed in self.groups.items()}
 
     def stop(self) -> dict[str, float]:
-        self.used = {name: cpu_seconds(pid) - self._before[name]
-                     for name, pid in self.pids.items()}
+        self.used = {}
+        for name, listed in self.groups.items():
+            before = self._before[name]
+            now = _cpu_by_pid(listed())
+            self.by_pid[name] = {pid: cpu - before.get(pid, 0.0) for pid, cpu in now.items()}
+            self.used[name] = sum(self.by_pid[name].values())
         return self.used
+
+
+def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = cpu_seconds(pid)
+        except OSError:
+            continue  # ended meanwhile
+    return found
 
 
 class FlushCounter:
@@ -101,8 +160,8 @@ class FlushCounter:
 
     EVENTS = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync"
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
         self._process: subprocess.Popen[bytes] | None = None
         self._out = Path(tempfile.mkstemp(prefix="bench-flushes-")[1])
 
@@ -111,7 +170,7 @@ class FlushCounter:
         if perf is not None:
             self._process = subprocess.Popen(
                 [perf, "stat", "-x,", "-o", str(self._out), "-e", self.EVENTS,
-                 "-p", str(self.pid)],
+                 "-p", ",".join(map(str, self.pids))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
 

@@ -122,7 +122,11 @@ def _add_serve(groups: Any) -> None:
         "dispatcher, worker, domains, pool, swaps, audit, or all (the default)",
     )
     serve.add_argument(
-        "--workers", type=positive_int, default=1, help="gateway processes (default: 1)"
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="gateway processes (default: 1); above 1, each background role also runs in a "
+        "process of its own (the worker with its parts)",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote, urlparse
 from uuid import UUID
@@ -24,6 +24,10 @@ APPLICATION_NAME = "partner"
 # Aggregates kept by (id, version): enough for every reader to find an order the others
 # just rebuilt, while a burst of orders is in flight.
 VERSIONS_CACHED = 1024
+# Aggregates whose stored events are kept for `at_version`, and the most events kept of one:
+# what is in flight (orders, jobs) is short-lived and short.
+HISTORIES_KEPT = 4096
+HISTORY_EVENTS_KEPT = 64
 
 
 def eventstore_env(settings: Settings) -> dict[str, str]:
@@ -72,6 +76,8 @@ class EventStore(Application[UUID]):
         self._versions: OrderedDict[tuple[UUID, int], Any] = OrderedDict()
         self._versions_lock = threading.Lock()
         self._versions_read = False  # whether this process asks at_version at all
+        # Stored events by aggregate, from its first (`remember_stored`).
+        self._histories: OrderedDict[UUID, list[Notification]] = OrderedDict()
 
     def on_saved(self, listener: Callable[[int], None]) -> None:
         """Called with the last notification id after each save in this process.
@@ -81,11 +87,16 @@ class EventStore(Application[UUID]):
         with self._listeners_lock:
             self._listeners.append(listener)
 
+    def wake_followers(self) -> None:
+        """Another process committed to the log (`infra/commit_watch.py`): wake this
+        process's followers as a save here would."""
+        for listener in list(self._listeners):
+            listener(0)
+
     def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
         recordings = super().save(*objs, **kwargs)
         if recordings:
-            if self._versions_read:
-                self._remember_new_versions(recordings)
+            self.remember_stored([r.notification for r in recordings])
             last = max(r.notification.id for r in recordings)
             for listener in list(self._listeners):
                 listener(last)
@@ -99,8 +110,9 @@ class EventStore(Application[UUID]):
 
         A stored version never changes, so it is rebuilt once and kept: the read models and
         the webhook mappers each ask for the same order at the same version (five times for
-        one sandbox order), and each rebuild is a query and a replay. Callers must not
-        mutate what they get.
+        one sandbox order). It is rebuilt from the stored events this process already read
+        or wrote (`remember_stored`) when it has them all, else from the store. Callers must
+        not mutate what they get.
         """
         key = (aggregate_id, version)
         self._versions_read = True
@@ -109,31 +121,51 @@ class EventStore(Application[UUID]):
             if found is not None:
                 self._versions.move_to_end(key)
                 return found
-        found = self.repository.get(aggregate_id, version=version)
+            history = self._histories.get(aggregate_id)
+            known = None if history is None or len(history) < version else history[:version]
+        if known is not None:
+            # Decoded afresh, as the repository would: an aggregate may hold (and later
+            # change) the lists and dicts of the events that built it.
+            found = project_aggregate(None, [self.mapper.to_domain_event(n) for n in known])
+        else:
+            found = self.repository.get(aggregate_id, version=version)
         self._keep_version(key, found)
         return found
+
+    def remember_stored(self, notifications: Sequence[Notification]) -> None:
+        """Keep the stored form of aggregates' events, read from the log or just saved, so
+        that `at_version` rebuilds them without reading them back: a follower in another
+        process than the save reads every event it applies anyway. Kept only for aggregates
+        seen from their first event, and only in a process that asks `at_version` at all."""
+        if not self._versions_read:
+            return
+        with self._versions_lock:
+            for notification in notifications:
+                self._remember(notification)
+
+    def _remember(self, notification: Notification) -> None:
+        stored_id = notification.originator_id
+        aggregate_id = stored_id if isinstance(stored_id, UUID) else UUID(stored_id)
+        version = notification.originator_version
+        history = self._histories.get(aggregate_id)
+        if history is None:
+            if version == 1:
+                self._histories[aggregate_id] = [notification]
+        elif len(history) >= version:
+            return  # another follower of this process read it first
+        elif len(history) == version - 1 < HISTORY_EVENTS_KEPT:
+            history.append(notification)
+            self._histories.move_to_end(aggregate_id)
+        else:
+            del self._histories[aggregate_id]  # a gap (or too long): the store has it all
+        if len(self._histories) > HISTORIES_KEPT:
+            self._histories.popitem(last=False)
 
     def _keep_version(self, key: tuple[UUID, int], aggregate: Any) -> None:
         with self._versions_lock:
             self._versions[key] = aggregate
             if len(self._versions) > VERSIONS_CACHED:
                 self._versions.popitem(last=False)
-
-    def _remember_new_versions(self, recordings: list[Recording[UUID]]) -> None:
-        """Every version of an aggregate this save created, for `at_version` readers in this
-        process (the read models and the outbox ask for each one next), built as the
-        repository would build them: from the stored form of its events, decoded afresh."""
-        stored: dict[UUID, list[Notification]] = {}
-        for recording in recordings:
-            stored.setdefault(recording.domain_event.originator_id, []).append(
-                recording.notification
-            )
-        for aggregate_id, notifications in stored.items():
-            if notifications[0].originator_version != 1:
-                continue  # the versions before this save are not at hand
-            for count in range(1, len(notifications) + 1):
-                events = [self.mapper.to_domain_event(n) for n in notifications[:count]]
-                self._keep_version((aggregate_id, count), project_aggregate(None, events))
 
     def find(self, aggregate_id: UUID | None, kind: type[Aggregate]) -> Any | None:
         """The aggregate of this kind, or None for an unknown id or another kind."""

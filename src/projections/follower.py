@@ -133,6 +133,7 @@ class Follower:
             self._set_position(previous)
             return 0
         mapper = self.store.mapper
+        self.store.remember_stored(notifications)
         applied = 0
         started = time.monotonic()
         # Pipeline mode on PostgreSQL: a batch's many small writes go out without a round trip

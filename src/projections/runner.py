@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +9,7 @@ from infra.database import Database
 from infra.store import EventStore
 from projections.base import ReadModel
 from projections.follower import Follower, tracked_position
+from projections.position_watch import PositionWatch
 
 # A write answers once the read models show it. Under load the projections can trail by seconds;
 # past this bound the write still answers (the event is stored), so a dead projections role
@@ -48,6 +48,7 @@ class ReadModels:
             after_batch=self._tell_listeners,
         )
         self.running_here = False
+        self._elsewhere = PositionWatch(lambda: tracked_position(db, READ_MODELS_TRACKING))
         self._listeners: list[Callable[[set[str]], None]] = []
         self._applied: set[str] = set()  # event names of the batch being applied
 
@@ -87,16 +88,7 @@ class ReadModels:
         """Read-your-writes: wait until every read model has applied this notification."""
         if self.running_here:
             return self.follower.wait_for(notification_id, timeout)
-        deadline = time.monotonic() + timeout
-        seen, moved_at = -1, time.monotonic()
-        while (position := tracked_position(self.db, READ_MODELS_TRACKING)) < notification_id:
-            now = time.monotonic()
-            if position != seen:
-                seen, moved_at = position, now
-            if now >= deadline or now - moved_at >= STALLED_SECONDS:
-                return False
-            time.sleep(0.01)
-        return True
+        return self._elsewhere.wait_for(notification_id, timeout, STALLED_SECONDS)
 
     def tables(self) -> list[str]:
         return [table for model in self.models for table in model.tables]

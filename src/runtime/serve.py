@@ -24,6 +24,7 @@ from adapters import dkim
 from gateway.rest import metrics
 from gateway.rest.app import BASE_PATH, create_app
 from infra.clock import Clock
+from infra.commit_watch import CommitWatch
 from infra.deployment import store_label
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings, host_port
@@ -36,6 +37,8 @@ from runtime.roles import GATEWAY, NEEDS_NATS, Role
 # decisions.md names six roles; the background work on resources is split finer here, so the
 # `worker` it names runs every part of it. Each part can still be run (and scaled) alone.
 WORKER_PARTS = ("domains", "pool", "swaps", "audit")
+# Roles that follow the event log: woken when another process commits to it.
+FOLLOW_THE_LOG = {"projections", "publisher", "worker", "audit"}
 
 
 def resolve_roles(requested: list[str] | None) -> list[str]:
@@ -62,11 +65,15 @@ class RunningRoles:
         self._announcing: asyncio.Task[None] | None = None
         settings = container.settings
         self.checkpoints = None if settings.database_url else WalCheckpointer(settings.data_dir)
+        follows_log = FOLLOW_THE_LOG.intersection(names)
+        self.commit_watch = CommitWatch(container.store, settings.database_url) if follows_log else None
 
     async def start(self) -> None:
         if self.checkpoints is not None:
             self.checkpoints.start()
         dkim.start_making_keys()  # a deployment's first start makes its set, in the background
+        if self.commit_watch is not None:
+            self.commit_watch.start()
         for role in self.roles:
             await role.start()
             print(f"{role.name:12} {role.describe()}", flush=True)
@@ -87,6 +94,8 @@ class RunningRoles:
             await role.stop()
         if self.checkpoints is not None:
             self.checkpoints.stop()
+        if self.commit_watch is not None:
+            self.commit_watch.stop()
 
     @asynccontextmanager
     async def lifespan(self, _: Litestar) -> AsyncIterator[None]:
@@ -218,15 +227,27 @@ async def _wait_for_signal() -> None:
     await stop.wait()
 
 
+def background_processes(roles: list[str]) -> list[list[str]]:
+    """The background roles of a layout of several processes, one process each, so that each
+    has a core of its own to run on (one interpreter runs Python on one core at a time). The
+    worker's parts stay in the worker's process: they wait on time, not on the CPU."""
+    with_worker = "worker" in roles
+    groups = [[role] for role in roles
+              if role != GATEWAY and not (with_worker and role in WORKER_PARTS)]
+    for group in groups:
+        if group == ["worker"]:
+            group.extend(part for part in roles if part in WORKER_PARTS)
+    return groups
+
+
 def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
-    """N gateway processes (uvicorn workers) plus one process for the background roles."""
-    background = [r for r in roles if r != GATEWAY]
-    child: subprocess.Popen[bytes] | None = None
-    if background:
+    """N gateway processes (uvicorn workers) plus a process for each background role."""
+    children: list[subprocess.Popen[bytes]] = []
+    for group in background_processes(roles):
         args = [sys.executable, "-m", "cli.main", "serve"]
-        for role in background:
+        for role in group:
             args += ["--role", role]
-        child = subprocess.Popen(args, env=os.environ.copy())
+        children.append(subprocess.Popen(args, env=os.environ.copy()))
     print(
         f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH} ({workers} workers)",
         flush=True,
@@ -251,8 +272,9 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
         )
     finally:
         shutil.rmtree(counts, ignore_errors=True)
-        if child:
+        for child in children:
             child.terminate()
+        for child in children:
             child.wait(timeout=10)
 
 

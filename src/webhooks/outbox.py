@@ -179,6 +179,7 @@ class OutboxPublisher:
         if not notifications:
             return previous, previous, []
         mapper = self.container.store.mapper
+        self.container.store.remember_stored(notifications)
         events: list[PublicEvent] = []
         for notification in notifications:
             if notification.topic.rpartition(":")[2] not in MAPPERS:
