@@ -24,6 +24,7 @@ from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 from webhooks.stream import (
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
+    PUBLISH_SLOTS,
     LeaderlessSpell,
     connect_with_stream,
     require_nats,
@@ -207,6 +208,14 @@ class OutboxPublisher:
         await anyio.to_thread.run_sync(self._advance, previous, position)
         return position - previous
 
+    def _stall_bound(self) -> float | None:
+        """How long a publish may wait for a free slot: only bounded when none is free. A
+        bound costs a task per publish, whose switch let nats-py write each message to the
+        socket on its own; unbounded, a batch goes out in one write."""
+        if self._js.publish_async_pending() < PUBLISH_SLOTS:
+            return None
+        return ACK_STALL_SECONDS
+
     async def _publish(self, events: list[PublicEvent]) -> None:
         acks: list[asyncio.Future[Any]] = []
         try:
@@ -215,7 +224,7 @@ class OutboxPublisher:
                     await self._js.publish_async(
                         subject_for(self.settings, event.org_id),
                         message_of(event),
-                        wait_stall=ACK_STALL_SECONDS,
+                        wait_stall=self._stall_bound(),
                         headers={"Nats-Msg-Id": event.id},
                     )
                 )

@@ -59,6 +59,10 @@ async def connect(settings: Settings) -> Any:
     return connection
 
 
+# Publishes awaiting their ack at once (nats-py's default).
+PUBLISH_SLOTS = 4000
+
+
 async def connect_with_stream(
     settings: Settings, setup: Callable[[Any], Awaitable[Any]] | None = None
 ) -> tuple[Any, Any, Any]:
@@ -70,7 +74,7 @@ async def connect_with_stream(
         nc = None
         try:
             nc = await connect(settings)
-            js = nc.jetstream()
+            js = nc.jetstream(publish_async_max_pending=PUBLISH_SLOTS)
             await ensure_stream(js, settings)
             return nc, js, (await setup(js) if setup is not None else None)
         except asyncio.CancelledError:
