@@ -26,8 +26,10 @@ APPLICATION_NAME = "partner"
 VERSIONS_CACHED = 1024
 # Aggregates whose stored events are kept for `at_version`, and the most events kept of one:
 # what is in flight (orders, jobs) is short-lived and short.
-HISTORIES_KEPT = 4096
 HISTORY_EVENTS_KEPT = 64
+# The stored events kept in all, whatever their aggregates: bounds the memory (an event's stored
+# form is a few kilobytes at most).
+HISTORIES_EVENTS_KEPT = 16384
 
 
 def eventstore_env(settings: Settings) -> dict[str, str]:
@@ -78,6 +80,7 @@ class EventStore(Application[UUID]):
         self._versions_read = False  # whether this process asks at_version at all
         # Stored events by aggregate, from its first (`remember_stored`).
         self._histories: OrderedDict[UUID, list[Notification]] = OrderedDict()
+        self._history_events = 0
 
     def on_saved(self, listener: Callable[[int], None]) -> None:
         """Called with the last notification id after each save in this process.
@@ -149,8 +152,9 @@ class EventStore(Application[UUID]):
         version = notification.originator_version
         history = self._histories.get(aggregate_id)
         if history is None:
-            if version == 1:
-                self._histories[aggregate_id] = [notification]
+            if version != 1:
+                return
+            self._histories[aggregate_id] = [notification]
         elif len(history) >= version:
             return  # another follower of this process read it first
         elif len(history) == version - 1 < HISTORY_EVENTS_KEPT:
@@ -158,8 +162,12 @@ class EventStore(Application[UUID]):
             self._histories.move_to_end(aggregate_id)
         else:
             del self._histories[aggregate_id]  # a gap (or too long): the store has it all
-        if len(self._histories) > HISTORIES_KEPT:
-            self._histories.popitem(last=False)
+            self._history_events -= len(history)
+            return
+        self._history_events += 1
+        while self._history_events > HISTORIES_EVENTS_KEPT:
+            _, oldest = self._histories.popitem(last=False)
+            self._history_events -= len(oldest)
 
     def _keep_version(self, key: tuple[UUID, int], aggregate: Any) -> None:
         with self._versions_lock:
