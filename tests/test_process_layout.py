@@ -16,6 +16,7 @@ from conftest import free_port
 from eventsourcing.domain import Aggregate
 from test_platform_processes import CLI, cli, process_status, wait_listening
 
+from bench.wrk_load import children_of
 from infra.commit_watch import CommitWatch
 from infra.settings import Settings
 from infra.store import EventStore, eventstore_env
@@ -27,13 +28,6 @@ SLOW_POLL_SECONDS = "60"
 
 class Probe(Aggregate):
     """An aggregate of the tests' own, saved by a store standing for another process."""
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
-    return found
 
 
 def roles_of(pid: int) -> list[str]:
@@ -52,7 +46,7 @@ def test_each_background_role_runs_in_a_process_of_its_own(service_env: dict[str
                                stdout=subprocess.DEVNULL)
     try:
         wait_listening(base, process)
-        layout = sorted(tuple(roles_of(child)) for child in children(process.pid)
+        layout = sorted(tuple(roles_of(child)) for child in children_of(process.pid)
                         if roles_of(child))
         assert layout == sorted([("projections",), ("publisher",), ("dispatcher",), ("grpc",),
                                  ("worker", "audit", "domains", "pool", "swaps")])
@@ -81,7 +75,7 @@ def test_each_background_role_runs_in_a_process_of_its_own(service_env: dict[str
         types = {event["type"] for event in client.get("/events").json()["data"]}
         assert {"order.in_progress", "domain.connected", "order.completed"} <= types
     finally:
-        started = children(process.pid)
+        started = children_of(process.pid)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
     deadline = time.monotonic() + 15

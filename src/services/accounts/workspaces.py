@@ -71,15 +71,18 @@ def load_target_workspace(
     raise NotFound("workspace", field=field)
 
 
-def check_client(workspace: Workspace, client_id: int) -> None:
-    """A `client_id` on an order destination must be a client of this kind m workspace."""
+def check_client(
+    workspace: Workspace, client_id: int, field: str = "destination.client_id"
+) -> None:
+    """A `client_id` (of an order destination, a pool attach) must be a client of this kind m
+    workspace."""
     if workspace.provider != "m":
-        raise invalid("client_id is accepted only for kind m workspaces.", "destination.client_id")
+        raise invalid("client_id is accepted only for kind m workspaces.", field)
     if not workspace.has_client(client_id):
         raise DomainError(
             "sequencer_client_not_found",
             f"No client {client_id} in this workspace.",
-            field="destination.client_id",
+            field=field,
         )
 
 

@@ -40,7 +40,7 @@ from domain.workspaces import Workspace
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
-from services.accounts.workspaces import load_target_workspace
+from services.accounts.workspaces import check_client, load_target_workspace
 from services.pool.commands import MAX_QUANTITY, AttachPool, ReleasePool
 from services.pool.inventory import live_rest_seconds, pool_names
 from services.pool.records import find_pool_domain, take_available
@@ -64,14 +64,7 @@ def _check_target(workspace: Workspace, client_id: int | None) -> None:
             field="workspace_id",
         )
     if client_id is not None:
-        if workspace.provider != "m":
-            raise invalid("client_id is accepted only for kind m workspaces.", "client_id")
-        if not workspace.has_client(client_id):
-            raise DomainError(
-                "sequencer_client_not_found",
-                f"No client {client_id} in this workspace.",
-                field="client_id",
-            )
+        check_client(workspace, client_id, field="client_id")
 
 
 def attach(container: Container, principal: Principal, command: AttachPool) -> ReservationOut:
