@@ -126,7 +126,7 @@ def _add_serve(groups: Any) -> None:
         type=positive_int,
         default=1,
         help="gateway processes (default: 1); above 1, each background role also runs in a "
-        "process of its own (the worker with its parts)",
+        "process of its own",
     )
 
 

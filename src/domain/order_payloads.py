@@ -59,6 +59,12 @@ class SuiteShape(TypedDict):
 OrderShape = dict[str, SuiteShape]
 
 
+def license_count(shape: OrderShape, suite: str) -> int:
+    """The suite's licenses: one per inbox (0 where the order has none of the suite)."""
+    counts = shape.get(suite)
+    return int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0)) if counts else 0
+
+
 class DestinationItem(TypedDict):
     """The workspace an order's domains go to."""
 

@@ -50,7 +50,6 @@ from domain.order_payloads import ItemSource as ItemSource
 from domain.order_payloads import OrderShape as OrderShape
 from domain.order_payloads import Price as Price
 from domain.order_payloads import PriceLine as PriceLine
-from domain.order_payloads import SuiteShape as SuiteShape
 
 IN_PROGRESS = "in_progress"
 COMPLETED = "completed"

@@ -45,7 +45,7 @@ class CommitWatch:
             self._thread.join(timeout=2 * LISTEN_SLICE_SECONDS)
 
     def _watch_stamp(self) -> None:
-        seen = self.store.commit_stamp()
+        seen: int | None = None  # the first stamp read wakes them once: harmless
         while not self._stop.wait(SQLITE_POLL_SECONDS):
             try:
                 stamp = self.store.commit_stamp()

@@ -1,14 +1,14 @@
 """Domain inventory and who uses each name, as read models.
 
 `domains` has one row per `dom_` id, whether the domain lives as its own aggregate (imports,
-`register_domain`) or as an item of an order (orders and purchases keep their domains inside
+swaps, pool) or as an item of an order (orders and purchases keep their domains inside
 the order). `domain_usage` has one row per (holder, name) for every suite currently using a
 name anywhere in the system: an active order's items, or an attached Domain. Availability
 and `usable_for` read these two tables only.
 
 Positions are the notification id times 1000 plus the item's index, so rows that one event
 creates still page in a stable order. The queries other layers make of these tables are in
-`projections.domain_lookups` (named here too, for the modules that import them from here).
+`projections.domain_lookups`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,6 @@ from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
-from projections.domain_lookups import owners_by_name as owners_by_name
-from projections.domain_lookups import tenant_rows_by_name as tenant_rows_by_name
-from projections.domain_lookups import usage_by_name as usage_by_name
 
 REPLACEMENT_NEEDED = "replacement_needed"
 TERM_EVENTS = (

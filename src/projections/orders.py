@@ -18,6 +18,7 @@ from infra.ids import public_id
 from projections.base import ReadModel, on
 from projections.domains import ORDER_EVENTS as DOMAIN_ROW_ORDER_EVENTS
 from projections.domains import unregistered_at_cancel
+from projections.json_text import json_text
 from views.orders import order_view, pending_action_view
 
 # The events that move a domain row, and the one that changes only the order.
@@ -55,7 +56,7 @@ class OrderList(ReadModel):
         order_id = public_id("ord", order.id)
         workspace_id = order.destination["workspace_id"] if order.destination else None
         # The response shape itself, so what a list answers and what one order answers agree.
-        doc = msgspec.json.encode(order_view(order)).decode()
+        doc = json_text(msgspec.to_builtins(order_view(order)))  # json.dumps text, as ever
         if type(event) is Order.Placed:
             cur.execute(
                 "INSERT INTO orders (id, tenant, position, status, workspace_id, kind, doc) "
@@ -122,7 +123,7 @@ class OrderList(ReadModel):
     @on(PendingAction.Opened, PendingAction.Resolved, PendingAction.Cancelled)
     def pending_changed(self, cur: Any, event: Any, position: int) -> None:
         action: PendingAction = self._at_version(event)
-        doc = msgspec.json.encode(pending_action_view(action)).decode()
+        doc = json_text(msgspec.to_builtins(pending_action_view(action)))
         cur.execute(
             "INSERT INTO pending_actions (id, tenant, position, order_id, status, doc) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = ?, doc = ?",

@@ -23,6 +23,7 @@ from domain.pool_releases import PoolRelease
 from domain.pool_reservations import PoolReservation
 from infra.ids import public_id
 from projections.base import ReadModel, on
+from projections.json_text import json_text
 from views.pool import PoolDomainOut, pool_domain_view
 
 POOL_DOMAIN_EVENTS = (
@@ -87,7 +88,7 @@ class PoolReadModel(ReadModel):
                 domain.condition,
                 domain.available_at,
                 domain.burned,
-                msgspec.json.encode(doc).decode(),
+                json_text(msgspec.to_builtins(doc)),  # json.dumps text, as ever
             ),
         )
 

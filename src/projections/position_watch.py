@@ -26,6 +26,7 @@ class PositionWatch:
         self._changed = threading.Condition()
         self._waiting = 0
         self._thread: threading.Thread | None = None
+        self._closed = False
         self.position = -1  # none read yet
         self.moved_at = time.monotonic()
 
@@ -48,6 +49,14 @@ class PositionWatch:
             finally:
                 self._waiting -= 1
 
+    def close(self) -> None:
+        """Stops the reader (a closing container: its database goes with it)."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
     def _start_once(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="position-watch", daemon=True)
@@ -56,8 +65,10 @@ class PositionWatch:
     def _run(self) -> None:
         while True:
             with self._changed:
-                while not self._waiting:
+                while not self._waiting and not self._closed:
                     self._changed.wait()
+                if self._closed:
+                    return
             try:
                 position = self._read_position()
             except Exception:

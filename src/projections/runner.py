@@ -75,6 +75,11 @@ class ReadModels:
         self.follower.stop()
         self.running_here = False
 
+    def close(self) -> None:
+        """Stops everything this runs, the read of another process's position too."""
+        self.stop()
+        self._elsewhere.close()
+
     def catch_up(self) -> None:
         self.follower.catch_up()
 

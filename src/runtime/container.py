@@ -134,7 +134,7 @@ class Container:
 
     def close(self) -> None:
         self.dkim_keys.stop()
-        self.read_models.stop()
+        self.read_models.close()
         self.store.close()
         for db in self.databases:  # each closes its relaxed pool with it
             db.close()

@@ -37,6 +37,8 @@ from runtime.roles import GATEWAY, NEEDS_NATS, Role
 # decisions.md names six roles; the background work on resources is split finer here, so the
 # `worker` it names runs every part of it. Each part can still be run (and scaled) alone.
 WORKER_PARTS = ("domains", "pool", "swaps", "audit")
+# The parts whose to-do lists are read models: woken as this process applies them.
+READ_MODEL_WORKERS = ("domains", "pool", "swaps")
 # Roles that follow the event log: woken when another process commits to it.
 FOLLOW_THE_LOG = {"projections", "publisher", "worker", "audit"}
 
@@ -229,35 +231,42 @@ async def _wait_for_signal() -> None:
 
 def background_processes(roles: list[str]) -> list[list[str]]:
     """The background roles of a layout of several processes, one process each, so that each
-    has a core of its own to run on (one interpreter runs Python on one core at a time). The
-    worker's parts stay in the worker's process: they wait on time, not on the CPU."""
-    with_worker = "worker" in roles
-    groups = [[role] for role in roles
-              if role != GATEWAY and not (with_worker and role in WORKER_PARTS)]
+    can run on a core of its own (one interpreter runs Python on one core at a time). The
+    worker's parts wait on time, not on the CPU, and join another role's process: the import,
+    pool and swap workers the projections' where it runs here (their jobs wake them as those
+    read models apply them, which only the applying process sees), the rest the worker's."""
+    hosts: dict[str, str] = {}
+    for part in WORKER_PARTS:
+        wakes_on_read_models = part in READ_MODEL_WORKERS and "projections" in roles
+        host = "projections" if wakes_on_read_models else "worker"
+        if host in roles and part in roles:
+            hosts[part] = host
+    groups = [[role] for role in roles if role != GATEWAY and role not in hosts]
     for group in groups:
-        if group == ["worker"]:
-            group.extend(part for part in roles if part in WORKER_PARTS)
+        group.extend(part for part in roles if hosts.get(part) == group[0])
     return groups
 
 
 def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
     """N gateway processes (uvicorn workers) plus a process for each background role."""
     children: list[subprocess.Popen[bytes]] = []
-    for group in background_processes(roles):
-        args = [sys.executable, "-m", "cli.main", "serve"]
-        for role in group:
-            args += ["--role", role]
-        children.append(subprocess.Popen(args, env=os.environ.copy()))
-    print(
-        f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH} ({workers} workers)",
-        flush=True,
-    )
+    child_env = os.environ.copy()  # the background roles count nothing into the gateways' files
     # Each worker counts its requests into this directory; a scrape adds them all up. Set
     # before uvicorn starts the workers, which read it when they first import the client.
     counts = tempfile.mkdtemp(prefix="partner-api-metrics-")
     os.environ[metrics.MULTIPROCESS_DIR] = counts
     os.environ[metrics.WORKERS_MARK] = str(workers)
     try:
+        for group in background_processes(roles):
+            args = [sys.executable, "-m", "cli.main", "serve"]
+            for role in group:
+                args += ["--role", role]
+            children.append(subprocess.Popen(args, env=child_env))
+        print(
+            f"{'gateway':12} http://{host_port(settings.host, settings.http_port)}{BASE_PATH} "
+            f"({workers} workers)",
+            flush=True,
+        )
         uvicorn.run(
             "runtime.asgi:app",
             factory=True,
@@ -272,10 +281,19 @@ def _serve_multi(settings: Settings, roles: list[str], workers: int) -> None:
         )
     finally:
         shutil.rmtree(counts, ignore_errors=True)
-        for child in children:
-            child.terminate()
-        for child in children:
+        _stop_all(children)
+
+
+def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each, then a kill for any that has not stopped within 10 s."""
+    for child in children:
+        child.terminate()
+    for child in children:
+        try:
             child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 def gateway_only_app() -> Any:

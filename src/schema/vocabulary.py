@@ -4,7 +4,9 @@ holds each equal to the domain's own list."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
+
+import msgspec
 
 Environment = Literal["test", "live"]
 Preset = Literal["full", "limited", "read"]
@@ -26,7 +28,5 @@ Active = Literal["active"]  # users, workspaces and inboxes: no other state yet
 
 def provider_kind(kind: str) -> Provider:
     """A stored sequencer kind as the closed vocabulary (a ValueError for anything else)."""
-    for known in get_args(Provider):
-        if kind == known:
-            return known  # type: ignore[no-any-return]
-    raise ValueError(f"not a sequencer kind: {kind!r}")
+    known: Provider = msgspec.convert(kind, Provider)
+    return known

@@ -60,14 +60,6 @@ class BundlePage(msgspec.Struct):
     meta: Meta
 
 
-def bundle_status(status: str) -> BundleStatus:
-    if status == "archived":
-        return "archived"
-    if status == "active":
-        return "active"
-    raise ValueError(f"not a bundle status: {status!r}")
-
-
 def sized_bundle(
     *,
     bundle_id: str,
@@ -87,7 +79,7 @@ def sized_bundle(
         suite_b_percent=terms["suite_b_percent"],
         send_on_weekends=terms["send_on_weekends"],
         suite_b_inboxes_per_domain=sizing["suite_b_inboxes_per_domain"],
-        status=bundle_status(status),
+        status=msgspec.convert(status, BundleStatus),
         effective=msgspec.convert(sizing["effective"], Split),
         inboxes=msgspec.convert(sizing["inboxes"], SuiteCounts),
         required_domains=msgspec.convert(sizing["required_domains"], SuiteCounts),

@@ -11,7 +11,7 @@ import msgspec
 from domain.domains import Domain, usable_for
 from infra.clock import iso
 from infra.ids import public_id
-from schema.vocabulary import Suite
+from schema.vocabulary import DomainStatus, Suite
 from views.pages import Links, Meta
 
 Category = Literal["inventory", "connected"]
@@ -26,7 +26,7 @@ class AvailabilityRow(msgspec.Struct, kw_only=True):
     price_cents: int
     renewal_price_cents: int
     currency: str
-    usable_for: list[Literal["suite_a", "suite_b"]]
+    usable_for: list[Suite]
     owned: bool
     reason: str | msgspec.UnsetType = msgspec.UNSET
 
@@ -45,7 +45,7 @@ class DomainOut(msgspec.Struct, kw_only=True):
 
     id: str
     domain: str
-    status: Literal["available", "in_progress", "active", "failed", "action_required"]
+    status: DomainStatus
     category: Category
     source: Source
     auto_renew: bool
@@ -59,7 +59,7 @@ class DomainOut(msgspec.Struct, kw_only=True):
     customer_id: str | None | msgspec.UnsetType = msgspec.UNSET
     order_id: str | None | msgspec.UnsetType = msgspec.UNSET
     workspace_id: str | None | msgspec.UnsetType = msgspec.UNSET
-    usable_for: list[Literal["suite_a", "suite_b"]] | msgspec.UnsetType = msgspec.UNSET
+    usable_for: list[Suite] | msgspec.UnsetType = msgspec.UNSET
 
 
 class DomainResponse(msgspec.Struct):

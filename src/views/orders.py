@@ -7,6 +7,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import msgspec
 
+from domain.order_payloads import license_count
 from domain.orders import PURCHASE, DomainItem, ItemSource, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
@@ -218,7 +219,6 @@ def _purchased_view(item: DomainItem, order_status: str) -> OrderDomain:
 def order_view(order: Order) -> OrderOut:
     shown = _purchased_view if order.kind == PURCHASE else domain_view
     shape = order.shape
-    a, b = shape.get("suite_a"), shape.get("suite_b")
     return OrderOut(
         id=public_id("ord", order.id),
         type=cast(OrderType, order.kind),
@@ -229,8 +229,7 @@ def order_view(order: Order) -> OrderOut:
         bundle_id=order.bundle_id,
         # Both suites always appear (decisions.md 3: `licenses` (`suite_a`, `suite_b`)); 0 = none.
         licenses=Licenses(
-            suite_a=int(a.get("domains", 0)) * int(a.get("inboxes_per_domain", 0)) if a else 0,
-            suite_b=int(b.get("domains", 0)) * int(b.get("inboxes_per_domain", 0)) if b else 0,
+            suite_a=license_count(shape, "suite_a"), suite_b=license_count(shape, "suite_b")
         ),
         sizing=shape,
         domains=[shown(item, order.status) for item in order.domains],

@@ -3,7 +3,7 @@ shape, built from the aggregate by `swap_view`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar, cast, get_args
+from typing import Annotated, Literal, cast
 
 import msgspec
 
@@ -95,20 +95,6 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else iso(ts)
 
 
-_Word = TypeVar("_Word", bound=str)
-_SWAP_TYPES: tuple[SwapType, ...] = get_args(SwapType)
-_SWAP_STATUSES: tuple[SwapStatus, ...] = get_args(SwapStatus)
-_ENVIRONMENTS: tuple[Environment, ...] = get_args(Environment)
-
-
-def _closed(value: str, vocabulary: tuple[_Word, ...]) -> _Word:
-    """A stored value as its closed vocabulary (a ValueError for anything else)."""
-    for known in vocabulary:
-        if value == known:
-            return known
-    raise ValueError(f"{value!r} is not one of {vocabulary}")
-
-
 def old_domain_status(swap: Swap) -> OldDomainStatus | None:
     """`attached` until the swap completes, then `warm` (premium, until `warm_until`) and
     `detached`; null for a user_names swap, which keeps its domain."""
@@ -134,9 +120,9 @@ def swap_view(swap: Swap) -> SwapOut:
     renaming = swap.kind == USER_NAMES
     return SwapOut(
         id=public_id("swp", swap.id),
-        type=_closed(swap.kind, _SWAP_TYPES),
-        status=_closed(swap.status, _SWAP_STATUSES),
-        environment=_closed(swap.environment, _ENVIRONMENTS),
+        type=msgspec.convert(swap.kind, SwapType),
+        status=msgspec.convert(swap.status, SwapStatus),
+        environment=msgspec.convert(swap.environment, Environment),
         order_id=swap.order_id,
         domain=swap.domain,
         new_domain=None if renaming else item["domain"],

@@ -27,7 +27,7 @@ class WalletEntry(msgspec.Struct):
 
 
 class WalletOut(msgspec.Struct):
-    environment: Literal["test", "live"]
+    environment: Environment
     balance_cents: int
     currency: str
     entries: list[WalletEntry]  # newest first

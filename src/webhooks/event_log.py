@@ -17,8 +17,6 @@ from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PUBLISHED_LAST, PublicEvent, public_events_for
 
 POSITION_STRIDE = 64
-# Of the public events one stored event makes, these go out after the others, as the
-# lifecycle reads (`order.in_progress`, `domain.connected` ..., `order.completed`).
 
 
 def publishing_rank(position: int, type_: str) -> tuple[int, bool, int]:

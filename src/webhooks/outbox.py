@@ -41,13 +41,10 @@ BATCH_SIZE = 500
 # Acks stream back in milliseconds, fsynced or not; none for this long means they were lost
 # with a server or the stream's leader (an election follows): republish rather than wait.
 ACK_STALL_SECONDS = 2.0
-# Events stored by another process (a gateway of its own) are only seen by polling; a cheap
-# indexed read, so poll often enough to keep the webhook lag target (p99 < 100 ms).
+# A commit in this process or another wakes the publisher (`on_saved`, which the process's
+# commit watch also calls); the poll is the fallback should a wake-up be missed. On SQLite a
+# pass first compares the event log's commit stamp and reads only after a commit.
 MAX_POLL_SECONDS = 0.02
-# On SQLite a poll first compares the event log's commit stamp (`PRAGMA data_version`, a few
-# microseconds) and reads only after a commit: polling this often costs next to nothing and
-# takes ~8 ms off the average lag.
-STAMPED_POLL_SECONDS = 0.005
 
 
 class AcksStalled(Exception):
@@ -136,7 +133,7 @@ class OutboxPublisher:
             await self._nc.close()
 
     async def _run(self) -> None:
-        unstamped_poll = min(max(self.settings.poll_interval_seconds, 0.01), MAX_POLL_SECONDS)
+        poll = min(max(self.settings.poll_interval_seconds, 0.01), MAX_POLL_SECONDS)
         # The commit stamp under which the log was last read to its end: while it holds,
         # nothing new can be there.
         drained_at: int | None = None
@@ -161,7 +158,6 @@ class OutboxPublisher:
                     drained_at = None
                     await asyncio.sleep(1.0)
             if not published:
-                poll = unstamped_poll if stamp is None else STAMPED_POLL_SECONDS
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(poll):
                         await self._wake.wait()

@@ -16,6 +16,7 @@ cancelled order) cost nothing. Sandbox orders are priced the same way but never 
 from __future__ import annotations
 
 from adapters import registrar
+from domain.order_payloads import license_count
 from domain.orders import DomainItem, OrderShape, Price, PriceLine
 from domain.wallet import CURRENCY
 from schema.vocabulary import Suite
@@ -27,20 +28,11 @@ def registration_price(domain: str) -> int:
     return registrar.prices(domain)[0]
 
 
-def tld_sellable(domain: str) -> bool:
-    return registrar.tld_of(domain) is not None
-
-
 def price_of(shape: OrderShape, domains: list[DomainItem]) -> Price:
     """The price breakdown of an order: license lines per suite and one line per bought domain."""
     lines: list[PriceLine] = []
     for suite, unit in LICENSE_PRICE_CENTS.items():
-        counts = shape.get(suite)
-        quantity = (
-            int(counts.get("domains", 0)) * int(counts.get("inboxes_per_domain", 0))
-            if counts
-            else 0
-        )
+        quantity = license_count(shape, suite)
         if quantity:
             lines.append(
                 {

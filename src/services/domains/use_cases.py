@@ -25,8 +25,8 @@ import msgspec
 from adapters import dns, registrar
 from domain.domains import Domain, usable_for
 from domain.errors import NotFound, invalid
-from infra.ids import parse_id, public_id
-from projections.domain_lookups import owners_by_name, tenant_rows_by_name, usage_by_name
+from infra.ids import parse_id
+from projections.domain_lookups import owners_by_name, usage_by_name
 from services.accounts.keys import Principal
 from services.domains.commands import MAX_AVAILABILITY, CheckAvailability
 from views.domains import AvailabilityRow, AvailabilityRows, DomainOut, row_view, suites
@@ -73,18 +73,6 @@ def check_availability(
     return AvailabilityRows(domains=rows)
 
 
-def find_domain_by_name(container: Container, org_id: str, environment: str, name: str) -> Domain | None:
-    """This tenant's Domain aggregate for the name (from the read model), or None. Domains
-    that only exist as items of an order have no aggregate and give None too."""
-    with container.read_db.read() as cur:
-        rows = tenant_rows_by_name(cur, f"{org_id}:{environment}", [registrar.normalize(name)])
-    for row in reversed(rows):
-        found = container.store.find(parse_id("dom", row["id"]), Domain)
-        if isinstance(found, Domain):
-            return found
-    return None
-
-
 def new_domain(
     container: Container, org_id: str, environment: str, name: str, source: str, auto_renew: bool
 ) -> Domain:
@@ -103,15 +91,6 @@ def new_domain(
         dns_records=dns.mail_records(normalized),
         created_at=container.clock.now(),
     )
-
-
-def register_domain(
-    container: Container, org_id: str, environment: str, name: str, source: str, auto_renew: bool
-) -> Domain:
-    """Like `new_domain`, but SAVED, with the read models caught up before it returns."""
-    domain = new_domain(container, org_id, environment, name, source, auto_renew)
-    container.unit_of_work.save(domain)
-    return domain
 
 
 def render_rows(container: Container, rows: list[Row]) -> list[DomainOut]:
@@ -133,7 +112,3 @@ def get_domain(container: Container, tenant: str, domain_id: str) -> DomainOut:
     if row is None:
         raise NotFound("domain")
     return render_rows(container, [row])[0]
-
-
-def view_of(container: Container, domain: Domain) -> DomainOut:
-    return get_domain(container, domain.tenant, public_id("dom", domain.id))

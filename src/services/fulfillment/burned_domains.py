@@ -19,7 +19,7 @@ from domain.burned_domain_jobs import BurnedDomainJob
 from domain.errors import NotFound, invalid
 from domain.pool_domains import ASSIGNED, PoolDomain
 from infra.ids import parse_id, public_id
-from services.pool.records import find_pool_domain, pool_domain_for
+from services.pool.records import pool_domain_for
 from services.pool.replacements import replace_burned
 from views.pool import BurnedJobOut, burned_job_out
 
@@ -86,8 +86,3 @@ def load_burned_job(container: Container, tenant: str | None, job_id: str) -> Bu
     if not isinstance(found, BurnedDomainJob) or tenant not in (None, found.tenant):
         raise NotFound("burned-domain job")
     return burned_job_out(found)
-
-
-def is_burned(container: Container, org_id: str, environment: str, name: str) -> bool:
-    pool = find_pool_domain(container, org_id, environment, name)
-    return pool is not None and pool.burned

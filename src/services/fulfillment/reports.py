@@ -9,7 +9,6 @@ same `request_id` returns the first one without recording anything.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
@@ -283,8 +282,7 @@ def mark_domain_burned(
             container, domain=command.domain, operator=operator, reason=command.reason
         )
         view = burned_job_view(job)
-        result = {"applied": True, "job_id": view["id"],
-                  "job": json.loads(json.dumps(view, default=str))}
+        result = {"applied": True, "job_id": view["id"], "job": view}
         return _record(
             container,
             operator=operator,

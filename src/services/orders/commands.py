@@ -7,11 +7,10 @@ own the plain names)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from schema.rules import HttpsUrl, HttpUrl, NonEmpty
+from schema.vocabulary import Suite
 
 
 class Destination(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -29,7 +28,7 @@ class SuiteCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
 
 class NamedDomain(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     domain: str
-    suite: Literal["suite_a", "suite_b"]
+    suite: Suite
 
 
 class Persona(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -36,7 +36,7 @@ from domain.orders import (
 )
 from domain.workspaces import Workspace
 from infra.ids import new_id, public_id
-from projections.domains import tenant_rows_by_name
+from projections.domain_lookups import tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from schema.vocabulary import Suite
 from services.accounts.workspaces import check_client, load_target_workspace

@@ -19,9 +19,7 @@ from typing import Any, TypedDict, cast
 
 from adapters import dns, mailboxes
 from domain.order_steps import NAMESERVERS as NAMESERVERS
-from domain.order_steps import ORDER_STEPS as ORDER_STEPS
 from domain.order_steps import PROFILE_PICTURE as PROFILE_PICTURE
-from domain.order_steps import PURCHASE_STEPS as PURCHASE_STEPS
 from domain.order_steps import next_step as next_step
 from domain.order_steps import steps_for as steps_for
 from domain.orders import BOUGHT_SOURCES, PURCHASE, DomainItem, InboxItem, Order

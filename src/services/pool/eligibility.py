@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from domain.orders import COMPLETED, ORDER, InboxItem, Order
 from infra.ids import parse_id
-from projections.domains import tenant_rows_by_name
+from projections.domain_lookups import tenant_rows_by_name
 from services.pool.records import find_pool_domain
 
 if TYPE_CHECKING:

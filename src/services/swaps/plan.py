@@ -26,7 +26,7 @@ from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, DomainItem, Order
 from domain.swaps import OPEN_STATES, Swap
 from infra.database import Cursor
 from infra.ids import parse_id, public_id
-from projections.domains import owners_by_name, tenant_rows_by_name
+from projections.domain_lookups import owners_by_name, tenant_rows_by_name
 from projections.orders import domain_rows, owned_free_domains
 from schema.vocabulary import Suite
 from services.accounts.keys import Principal
