@@ -91,9 +91,14 @@ def admin(env: dict[str, str], *argv: str) -> dict[str, Any]:
     from gateway.grpc.client import run_remote
     from infra.settings import Settings
 
-    answer = run_remote(Settings.from_env(env), build_parser().parse_args(list(argv)))
-    if answer is None:
-        raise RuntimeError(f"the service's admin API did not answer {argv}")
+    settings, args = Settings.from_env(env), build_parser().parse_args(list(argv))
+    # The gRPC role may come up after the gateway answers /healthz (its own process under
+    # --workers); None means no server answered, so nothing ran and asking again is safe.
+    deadline = time.monotonic() + 30
+    while (answer := run_remote(settings, args)) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the service's admin API did not answer {argv}")
+        time.sleep(0.2)
     return answer
 
 

@@ -195,6 +195,30 @@ class _PgCursor:
         return self._cursor.rowcount
 
 
+class _PipelineCursor(_PgCursor):
+    """In pipeline mode results arrive after later statements were sent, and psycopg hands an
+    earlier statement's late result to a fetch of the same cursor as if it were the current
+    one's ("the last operation didn't produce records"). A sync first processes every result
+    in order, so the cursor holds its last statement's: the fetch waited for it anyway."""
+
+    def __init__(self, cursor: psycopg.Cursor[Row], pipeline: psycopg.Pipeline) -> None:
+        super().__init__(cursor)
+        self._pipeline = pipeline
+
+    def fetchone(self) -> Row | None:
+        self._pipeline.sync()
+        return super().fetchone()
+
+    def fetchall(self) -> list[Row]:
+        self._pipeline.sync()
+        return super().fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        self._pipeline.sync()
+        return self._cursor.rowcount
+
+
 class PostgresDatabase:
     dialect = "postgres"
 
@@ -249,11 +273,11 @@ class PostgresDatabase:
         # for its own): a replay of many small writes otherwise pays one round trip per row.
         with (
             self._pool.connection() as conn,
-            conn.pipeline(),
+            conn.pipeline() as pipeline,
             conn.transaction(),
             conn.cursor() as cur,
         ):
-            yield _PgCursor(cur)
+            yield _PipelineCursor(cur, pipeline)
 
     def statement(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # One statement is atomic on its own: in autocommit it commits as it returns.

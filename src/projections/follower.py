@@ -86,6 +86,7 @@ class Follower:
         batch_size: int = 500,
         poll_interval: float = 0.05,
         after_batch: Callable[[], None] | None = None,
+        announce: Callable[[Any, int], None] | None = None,
     ) -> None:
         self.store = store
         self.db = db
@@ -95,6 +96,8 @@ class Follower:
         self.batch_size = batch_size
         self.poll_interval = poll_interval
         self.after_batch = after_batch
+        # Run in each batch's transaction with its new position (a NOTIFY, sent at commit).
+        self.announce = announce
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._caught_up = threading.Condition()
@@ -148,6 +151,8 @@ class Follower:
                     break
             last = notifications[applied - 1].id
             advance_tracking(cur, self.name, previous, last)
+            if self.announce is not None:
+                self.announce(cur, last)
         self._committed = last
         self._set_position(last)
         if self.after_batch is not None:

@@ -39,6 +39,9 @@ class OrderList(ReadModel):
         "PRIMARY KEY (order_id, domain))",
         "CREATE INDEX IF NOT EXISTS order_domains_name ON order_domains (tenant, domain)",
         "CREATE INDEX IF NOT EXISTS order_domains_state ON order_domains (tenant, status)",
+        # Placement asks for free inventory on every order: by kind and status, it reads the
+        # few rows that can be free, not every completed order of the tenant's history.
+        "CREATE INDEX IF NOT EXISTS order_domains_free ON order_domains (tenant, kind, status)",
         "CREATE TABLE IF NOT EXISTS pending_actions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
         "position BIGINT NOT NULL, order_id TEXT NOT NULL, status TEXT NOT NULL, doc TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS pending_actions_order ON pending_actions (tenant, order_id)",

@@ -5,11 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.database import Database
+from infra.database import Database, PostgresDatabase
 from infra.store import EventStore
 from projections.base import ReadModel
 from projections.follower import Follower, tracked_position
-from projections.position_watch import PositionWatch
+from projections.position_watch import (
+    ListeningPositionWatch,
+    PositionWatch,
+    announce_position,
+    position_channel,
+)
 
 # A write answers once the read models show it. Under load the projections can trail by seconds;
 # past this bound the write still answers (the event is stored), so a dead projections role
@@ -39,6 +44,18 @@ class ReadModels:
         with db.transaction() as cur:
             for model in self.models:
                 model.create_tables(cur)
+        def read_position() -> int:
+            return tracked_position(db, READ_MODELS_TRACKING)
+
+        self._elsewhere: PositionWatch = PositionWatch(read_position)
+        announce = None
+        if isinstance(db, PostgresDatabase):
+            channel = position_channel(db.schema)
+            self._elsewhere = ListeningPositionWatch(read_position, db.url, channel)
+
+            def announce(cur: Any, position: int) -> None:
+                announce_position(cur, channel, position)
+
         self.follower = Follower(
             store,
             db,
@@ -46,9 +63,9 @@ class ReadModels:
             self._apply,
             poll_interval=poll_interval,
             after_batch=self._tell_listeners,
+            announce=announce,
         )
         self.running_here = False
-        self._elsewhere = PositionWatch(lambda: tracked_position(db, READ_MODELS_TRACKING))
         self._listeners: list[Callable[[set[str]], None]] = []
         self._applied: set[str] = set()  # event names of the batch being applied
 
