@@ -10,12 +10,12 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, project_aggregate
-from eventsourcing.domain import Aggregate
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate, CanMutateProtocol
 from eventsourcing.persistence import Notification, Recording
 
 from infra.settings import Settings
@@ -129,7 +129,12 @@ class EventStore(Application[UUID]):
         if known is not None:
             # Decoded afresh, as the repository would: an aggregate may hold (and later
             # change) the lists and dicts of the events that built it.
-            found = project_aggregate(None, [self.mapper.to_domain_event(n) for n in known])
+            # eventsourcing's project_aggregate, less its per-event isinstance check against a
+            # runtime Protocol: that check alone was a tenth of the outbox publisher's time.
+            found = None
+            for stored in known:
+                event = cast(CanMutateProtocol[Any], self.mapper.to_domain_event(stored))
+                found = event.mutate(found)
         else:
             found = self.repository.get(aggregate_id, version=version)
         self._keep_version(key, found)
