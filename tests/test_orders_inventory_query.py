@@ -79,3 +79,33 @@ def test_free_inventory_query_matches_the_plain_rule(settings: Settings) -> None
                 assert len(found) == len({r["domain"] for r in found})
     finally:
         db.close()
+
+
+def test_free_inventory_is_read_from_the_rows_that_can_be_free(settings: Settings) -> None:
+    """Placement runs the query on every order: it must read the few rows that can be free,
+    not every completed order of the tenant, however long its history (and before the
+    store's planner statistics caught up with it)."""
+    from projections.orders import _FREE_DOMAINS
+
+    db = _database(settings)
+    try:
+        with db.transaction() as cur:
+            OrderList().create_tables(cur)
+            DomainInventory().create_tables(cur)
+            for number in range(3000):
+                cur.execute(
+                    "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "
+                    "status, position) VALUES (?, 'org_1:test', ?, ?, 'suite_a', 'order', "
+                    "'completed', ?)",
+                    (f"ord_{number}", f"d{number}.com", f"dom_{number}", number),
+                )
+        explain = "EXPLAIN " if db.dialect == "postgres" else "EXPLAIN QUERY PLAN "
+        with db.read() as cur:
+            plan = " ".join(
+                str(value) for row in cur.execute(
+                    explain + _FREE_DOMAINS, ("org_1:test", None, None)).fetchall()
+                for value in row.values()
+            )
+        assert "order_domains_can_be_free" in plan, plan
+    finally:
+        db.close()
