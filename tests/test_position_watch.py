@@ -60,3 +60,24 @@ def test_a_position_that_stands_still_ends_the_wait_early() -> None:
         assert time.monotonic() - started < 2.0
     finally:
         watch.close()
+
+
+def test_a_schema_name_of_any_length_gives_a_channel_postgresql_takes() -> None:
+    assert position_channel("t_abc") == "t_abc_read_models"
+    long = position_channel("s" * 60)
+    assert len(long.encode()) <= 63
+    assert long != position_channel("s" * 61)
+
+
+def test_without_notifications_a_waiting_request_still_sees_the_position_move() -> None:
+    """A projections process that does not announce (an older release) or a listen connection
+    that died silently: the watch reads the position itself while requests wait."""
+    require("PostgreSQL", _reachable("127.0.0.1", 5432))
+    position = [3]
+    watch = ListeningPositionWatch(lambda: position[0], PG_URL, position_channel("t_silent"))
+    try:
+        assert watch.wait_for(3, timeout=5.0, stalled_after=5.0)
+        position[0] = 5  # committed, never announced
+        assert watch.wait_for(5, timeout=5.0, stalled_after=5.0)
+    finally:
+        watch.close()

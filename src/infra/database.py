@@ -39,9 +39,9 @@ class Database(Protocol):
         ...
 
     def bulk_transaction(self) -> Any:
-        """As `transaction`, for many small writes (PostgreSQL pipeline mode): a fetch still
-        waits for its own result, but `rowcount` is unreliable, so read results back with
-        RETURNING."""
+        """As `transaction`, for many small writes (PostgreSQL pipeline mode): statements go out
+        without waiting for their results; a fetch or `rowcount` first waits for every result
+        so far, so reading one back costs a round trip."""
         ...
 
     def read(self) -> Any:

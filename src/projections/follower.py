@@ -55,8 +55,8 @@ class TrackingMoved(RuntimeError):
 
 def advance_tracking(cur: Any, name: str, previous: int, position: int) -> None:
     """Move the position forward, refusing if another runner moved it first."""
-    # RETURNING rather than rowcount: in pipeline mode (bulk_transaction) a fetch waits for
-    # its own statement's result, where rowcount could still be an earlier statement's.
+    # RETURNING: the row itself says the compare-and-set took (in pipeline mode the fetch
+    # waits for this statement's result).
     if previous == 0:
         inserted = cur.execute(
             "INSERT INTO tracking (name, notification_id) VALUES (?, ?) "

@@ -9,6 +9,7 @@ models NOTIFY each position they commit (`announce_position`), and one connectio
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -23,8 +24,11 @@ log = logging.getLogger(__name__)
 # How often the position is read while anyone waits; nothing is read while no one does.
 POLL_SECONDS = 0.003
 RETRY_AFTER_FAILURE_SECONDS = 0.5
-# How long a LISTEN waits before it looks whether it should stop.
+# How long a LISTEN waits before it looks whether it should stop; a slice that brought
+# nothing while requests wait reads the position itself, in case notifications stopped (a
+# projections process of an older release, a connection dead without an error).
 LISTEN_SLICE_SECONDS = 0.5
+MAX_CHANNEL_BYTES = 63
 
 
 class PositionWatch:
@@ -95,8 +99,12 @@ class PositionWatch:
 
 
 def position_channel(schema: str) -> str:
-    """The channel the read models of a PostgreSQL schema announce their position on."""
-    return f"{schema}_read_models"
+    """The channel the read models of a PostgreSQL schema announce their position on: within
+    PostgreSQL's 63 bytes (pg_notify refuses a longer name, where LISTEN cuts it short)."""
+    channel = f"{schema}_read_models"
+    if len(channel.encode()) <= MAX_CHANNEL_BYTES:
+        return channel
+    return f"read_models_{hashlib.sha256(schema.encode()).hexdigest()[:40]}"
 
 
 def announce_position(cur: Any, channel: str, position: int) -> None:
@@ -116,13 +124,23 @@ class ListeningPositionWatch(PositionWatch):
     def _run(self) -> None:
         while not self._closed:
             try:
-                with psycopg.connect(self._url, autocommit=True) as conn:
+                # TCP keepalives: a connection that died without an error is noticed in 25 s.
+                with psycopg.connect(
+                    self._url, autocommit=True, connect_timeout=5, keepalives=1,
+                    keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
+                ) as conn:
                     conn.execute(SQL("LISTEN {}").format(Identifier(self._channel)))
                     self._moved_to(self._read_position())  # what committed before listening
                     while not self._closed:
-                        # Forward only: a commit notified after the read above may be older.
+                        # Forward only: a commit notified after a read may be older.
+                        heard = False
                         for note in conn.notifies(timeout=LISTEN_SLICE_SECONDS):
                             self._moved_to(int(note.payload), forward_only=True)
-            except Exception:
-                log.warning("listening for the read models' position failed; again", exc_info=True)
+                            heard = True
+                        if not heard and self._waiting:
+                            self._moved_to(self._read_position(), forward_only=True)
+            except Exception as failure:
+                if not self._closed:
+                    log.warning("listening for the read models' position failed (%s); again",
+                                failure)
                 time.sleep(RETRY_AFTER_FAILURE_SECONDS)
