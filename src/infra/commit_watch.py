@@ -13,17 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 
-import psycopg
-from psycopg.sql import SQL, Identifier
-
+from infra.pg_listen import SLICE_SECONDS, listen
 from infra.store import EventStore
 
 log = logging.getLogger(__name__)
 
 SQLITE_POLL_SECONDS = 0.002
-# How long a LISTEN waits before it looks whether it should stop; after a failure, the wait
-# before listening again (the followers poll meanwhile, as they always do).
-LISTEN_SLICE_SECONDS = 0.5
+# After a failure to read the commit stamp, the wait before reading again (the followers poll
+# meanwhile, as they always do).
 RECONNECT_SECONDS = 1.0
 
 
@@ -42,7 +39,7 @@ class CommitWatch:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=2 * LISTEN_SLICE_SECONDS)
+            self._thread.join(timeout=2 * SLICE_SECONDS)
 
     def _watch_stamp(self) -> None:
         seen: int | None = None  # the first stamp read wakes them once: harmless
@@ -62,15 +59,10 @@ class CommitWatch:
         channel = getattr(self.store.recorder, "channel_name", None)
         if channel is None:
             return  # a recorder that does not notify: the followers' polls see every commit
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(self.database_url, autocommit=True) as conn:
-                    conn.execute(SQL("LISTEN {}").format(Identifier(channel)))
-                    self.store.wake_followers()  # what committed while not listening
-                    while not self._stop.is_set():
-                        if any(True for _ in conn.notifies(timeout=LISTEN_SLICE_SECONDS,
-                                                           stop_after=1)):
-                            self.store.wake_followers()
-            except Exception:
-                log.warning("listening for commits failed; listening again", exc_info=True)
-                self._stop.wait(RECONNECT_SECONDS)
+        listen(
+            self.database_url,
+            channel,
+            stopped=self._stop.is_set,
+            on_listening=self.store.wake_followers,  # what committed while not listening
+            on_note=lambda _payload: self.store.wake_followers(),
+        )

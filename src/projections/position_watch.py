@@ -16,18 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import psycopg
-from psycopg.sql import SQL, Identifier
+from infra.pg_listen import listen
 
 log = logging.getLogger(__name__)
 
 # How often the position is read while anyone waits; nothing is read while no one does.
 POLL_SECONDS = 0.003
 RETRY_AFTER_FAILURE_SECONDS = 0.5
-# How long a LISTEN waits before it looks whether it should stop; a slice that brought
-# nothing while requests wait reads the position itself, in case notifications stopped (a
-# projections process of an older release, a connection dead without an error).
-LISTEN_SLICE_SECONDS = 0.5
 MAX_CHANNEL_BYTES = 63
 
 
@@ -122,25 +117,18 @@ class ListeningPositionWatch(PositionWatch):
         self._channel = channel
 
     def _run(self) -> None:
-        while not self._closed:
-            try:
-                # TCP keepalives: a connection that died without an error is noticed in 25 s.
-                with psycopg.connect(
-                    self._url, autocommit=True, connect_timeout=5, keepalives=1,
-                    keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
-                ) as conn:
-                    conn.execute(SQL("LISTEN {}").format(Identifier(self._channel)))
-                    self._moved_to(self._read_position())  # what committed before listening
-                    while not self._closed:
-                        # Forward only: a commit notified after a read may be older.
-                        heard = False
-                        for note in conn.notifies(timeout=LISTEN_SLICE_SECONDS):
-                            self._moved_to(int(note.payload), forward_only=True)
-                            heard = True
-                        if not heard and self._waiting:
-                            self._moved_to(self._read_position(), forward_only=True)
-            except Exception as failure:
-                if not self._closed:
-                    log.warning("listening for the read models' position failed (%s); again",
-                                failure)
-                time.sleep(RETRY_AFTER_FAILURE_SECONDS)
+        listen(
+            self._url,
+            self._channel,
+            stopped=lambda: self._closed,
+            on_listening=lambda: self._moved_to(self._read_position()),
+            # Forward only: a commit notified after a read may be older.
+            on_note=lambda payload: self._moved_to(int(payload), forward_only=True),
+            on_quiet=self._read_if_waited_on,
+        )
+
+    def _read_if_waited_on(self) -> None:
+        """No notification for a while: should they have stopped (a projections process of an
+        older release), requests that wait still see the position move."""
+        if self._waiting:
+            self._moved_to(self._read_position(), forward_only=True)

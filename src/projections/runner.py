@@ -44,6 +44,7 @@ class ReadModels:
         with db.transaction() as cur:
             for model in self.models:
                 model.create_tables(cur)
+
         def read_position() -> int:
             return tracked_position(db, READ_MODELS_TRACKING)
 
