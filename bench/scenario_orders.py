@@ -140,10 +140,14 @@ def wait_deliveries_settle(receiver: str) -> None:
         time.sleep(0.25)
 
 
-def latency_figures(sent: dict[str, float], done: dict[str, float]) -> dict[str, float]:
+def latency_figures(sent: dict[str, float], done: dict[str, float]) -> dict[str, Any]:
     lags = [(done[o] - at) * 1000 for o, at in sent.items()]
+    start = min(sent.values())
+    # When the slowest were sent (seconds into the run): a stall shows as neighbours.
+    slowest = sorted(((done[o] - at) * 1000, at - start) for o, at in sent.items())[-5:]
     return {"p50": round(percentile(lags, 0.5), 1), "p99": round(percentile(lags, 0.99), 1),
-            "max": round(max(lags), 1)}
+            "max": round(max(lags), 1),
+            "slowest_ms_at_s": [[round(lag, 1), round(at, 2)] for lag, at in reversed(slowest)]}
 
 
 def event_sizes(store: EventStore, after: int, count: int) -> list[int]:
@@ -233,6 +237,8 @@ def measure_store(kind: str) -> dict[str, Any]:
             store = EventStore(eventstore_env(settings))
             try:
                 run_wrk(base_url, tenants, 1.0, 2)  # warm-up
+                # The rate run starts from a quiet service, not behind the warm-up's webhooks.
+                wait_deliveries_settle(receiver)
                 answered: list[float] = []
                 sent, achieved = asyncio.run(
                     offered_rate(base_url, tenants, RATE, SECONDS, answered))
@@ -277,7 +283,7 @@ def _events_per_save(run: dict[str, Any]) -> int:
     return max(1, round(run["appended"] / run["orders"] / SAVES_PER_ORDER))
 
 
-def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[str, float],
+def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[str, Any],
              answered: list[float], runs: list[dict[str, Any]], best: dict[str, Any],
              raw_rate: float, raw_sizes: list[int], bare_rate: float) -> dict[str, Any]:
     events_rate = best["appended"] / best["elapsed"]

@@ -64,6 +64,9 @@ class PollingWorker(ABC):
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            # Cleared before the pass: a wake-up during it runs the next pass at once instead
+            # of being lost to a clear after the wait.
+            self._wake.clear()
             try:
                 self.run_once()
             except Exception:
@@ -71,7 +74,6 @@ class PollingWorker(ABC):
                 log.exception("%s pass failed; retrying", self.thread_name)
                 self._stop.wait(RETRY_AFTER_FAILURE_SECONDS)
             self._wake.wait(self.interval)
-            self._wake.clear()
 
     async def start(self) -> None:
         self._stop.clear()

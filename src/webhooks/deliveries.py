@@ -40,30 +40,42 @@ CHUNK = 500
 def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: float, lease: float) -> list[Due]:
     """Record new deliveries, claimed by the caller; returns the ones that were new."""
     pairs = list(zip(items, tenants, strict=True))
-    new_ids: set[str] = set()
-    # One statement per chunk: a round trip per event cost more than the insert itself.
-    with db.transaction() as cur:
-        for start in range(0, len(pairs), CHUNK):
-            chunk = pairs[start : start + CHUNK]
-            rows = ", ".join("(?, ?, ?, ?, 'pending', ?, ?, ?)" for _ in chunk)
-            params = [
-                value
-                for item, tenant in chunk
-                for value in (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now)
+    chunks = [pairs[start : start + CHUNK] for start in range(0, len(pairs), CHUNK)]
+    # One statement per chunk: a round trip per event cost more than the insert itself. The
+    # usual single chunk commits on its own (autocommit): no BEGIN and COMMIT round trips.
+    if len(chunks) == 1:
+        inserted = db.statement(*_enqueue_statement(chunks[0], now, lease))
+    else:
+        with db.transaction() as cur:
+            inserted = [
+                row
+                for chunk in chunks
+                for row in cur.execute(*_enqueue_statement(chunk, now, lease)).fetchall()
             ]
-            inserted = cur.execute(
-                "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
-                f"next_attempt_at, claimed_until, updated_at) VALUES {rows} "
-                "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
-                params,
-            ).fetchall()
-            new_ids.update(row["event_id"] for row in inserted)
+    new_ids = {row["event_id"] for row in inserted}
     new: list[Due] = []
     for item in items:  # an event JetStream handed over twice in one batch counts once
         if item.event_id in new_ids:
             new_ids.discard(item.event_id)
             new.append(replace(item, leased_until=now + lease))
     return new
+
+
+def _enqueue_statement(
+    chunk: Sequence[tuple[Due, str]], now: float, lease: float
+) -> tuple[str, list[Any]]:
+    rows = ", ".join("(?, ?, ?, ?, 'pending', ?, ?, ?)" for _ in chunk)
+    params = [
+        value
+        for item, tenant in chunk
+        for value in (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now)
+    ]
+    return (
+        "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "
+        f"next_attempt_at, claimed_until, updated_at) VALUES {rows} "
+        "ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+        params,
+    )
 
 
 def claim_due(

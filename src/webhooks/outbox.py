@@ -17,7 +17,7 @@ import anyio
 import nats.errors
 
 from infra.storage_health import storage_full
-from projections.follower import advance_tracking, ensure_tracking_table, tracked_position
+from projections.follower import advance_tracking_alone, ensure_tracking_table, tracked_position
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
@@ -99,6 +99,9 @@ class OutboxPublisher:
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
+        # The position this publisher last committed: read from the table only when unknown,
+        # since the advance is a compare-and-set that fails if another publisher moved it.
+        self._position: int | None = None
 
     def describe(self) -> str:
         return f"outbox -> JetStream stream {self.settings.nats_stream} at {self.settings.nats_url}"
@@ -139,12 +142,16 @@ class OutboxPublisher:
         drained_at: int | None = None
         leaderless = LeaderlessSpell(f"outbox -> stream {self.settings.nats_stream}")
         while True:
+            # Cleared before the read: a commit from here on wakes the wait below.
+            self._wake.clear()
             stamp = self.container.store.commit_stamp()  # before the read: no commit slips by
-            published = 0
+            more = False
             if stamp is None or stamp != drained_at:
                 try:
-                    published = await self.publish_batch()
-                    drained_at = None if published else stamp
+                    # A batch that was not full read the log to its end: the next read waits
+                    # for a commit (reading again at once mostly came back empty).
+                    more = await self.publish_batch() >= BATCH_SIZE
+                    drained_at = None if more else stamp
                     leaderless.ended()
                 except asyncio.CancelledError:
                     raise
@@ -157,11 +164,10 @@ class OutboxPublisher:
                     self._record_failure(error)
                     drained_at = None
                     await asyncio.sleep(1.0)
-            if not published:
+            if not more:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(poll):
                         await self._wake.wait()
-                self._wake.clear()
 
     def _record_failure(self, error: Exception) -> None:
         """For readiness: a full disk under our own store (the position not written)."""
@@ -169,7 +175,9 @@ class OutboxPublisher:
             self.container.storage_health.failed("event_store", error)
 
     def _read_batch(self) -> tuple[int, int, list[PublicEvent]]:
-        previous = tracked_position(self.db, TRACKING_NAME)
+        previous = self._position
+        if previous is None:
+            previous = tracked_position(self.db, TRACKING_NAME)
         notifications = self.container.store.recorder.select_notifications(
             start=previous + 1, limit=BATCH_SIZE
         )
@@ -186,8 +194,9 @@ class OutboxPublisher:
         return previous, notifications[-1].id, events
 
     def _advance(self, previous: int, position: int) -> None:
-        with self.db.transaction() as cur:
-            advance_tracking(cur, TRACKING_NAME, previous, position)
+        self._position = None  # unknown until the advance took (a failed one raises)
+        advance_tracking_alone(self.db, TRACKING_NAME, previous, position)
+        self._position = position
 
     async def publish_batch(self) -> int:
         """Publish one batch and record the position after every ack; returns notifications done."""

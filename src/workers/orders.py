@@ -167,13 +167,14 @@ class FulfillmentWorker(PollingWorker):
 
     def _claim(self, row: dict[str, Any], now: float) -> bool:
         """Push the job's due time out by a lease, unless another worker did so first."""
-        with self.db.transaction() as cur:
-            return bool(
-                cur.execute(
-                    "UPDATE fulfillment_jobs SET due_at = ? WHERE order_id = ? AND due_at = ?",
-                    (now + self.lease_seconds, row["order_id"], row["due_at"]),
-                ).rowcount
+        # One statement in autocommit: a transaction around it cost two more round trips.
+        return bool(
+            self.db.statement(
+                "UPDATE fulfillment_jobs SET due_at = ? WHERE order_id = ? AND due_at = ? "
+                "RETURNING order_id",
+                (now + self.lease_seconds, row["order_id"], row["due_at"]),
             )
+        )
 
     def _run(self, order_uuid: uuid.UUID, job: str) -> None:
         order = self.container.store.find(order_uuid, Order)
