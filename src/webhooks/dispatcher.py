@@ -41,8 +41,10 @@ from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 from webhooks.stream import (
+    ENVIRONMENT_HEADER,
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
+    ORG_HEADER,
     LeaderlessSpell,
     connect_with_stream,
     require_nats,
@@ -193,12 +195,9 @@ class WebhookDispatcher:
         items: list[Due] = []
         tenants: list[str] = []
         for message in messages:
-            body = json.loads(message.data)
-            envelope = body["envelope"]
-            tenant = f"{body['org_id']}:{body['environment']}"
-            payload = json.dumps(envelope, separators=(",", ":"))
-            items.append(Due(envelope["id"], body["org_id"], payload, tenant=tenant))
-            tenants.append(tenant)
+            due = due_of(message.data, message.headers)
+            items.append(due)
+            tenants.append(due.tenant)
         new, endpoints = await anyio.to_thread.run_sync(
             self._enqueue_and_read_endpoints, items, tenants, self.container.clock.now()
         )
@@ -355,6 +354,20 @@ class WebhookDispatcher:
         endpoint = endpoints_of(self.container).endpoint(org_id)
         self._endpoints[org_id] = (endpoint, int(org.version))
         return endpoint
+
+
+def due_of(data: bytes, headers: dict[str, str] | None) -> Due:
+    """The delivery a message asks for. Its body is the envelope as delivered; a message of an
+    earlier version (still in the stream after an upgrade) wraps it in JSON with the org."""
+    if headers and ORG_HEADER in headers:
+        org_id = headers[ORG_HEADER]
+        tenant = f"{org_id}:{headers[ENVIRONMENT_HEADER]}"
+        return Due(headers["Nats-Msg-Id"], org_id, data.decode(), tenant=tenant)
+    body = json.loads(data)
+    envelope = body["envelope"]
+    payload = json.dumps(envelope, separators=(",", ":"))
+    tenant = f"{body['org_id']}:{body['environment']}"
+    return Due(envelope["id"], body["org_id"], payload, tenant=tenant)
 
 
 def _waiting_behind(message: Any) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +17,17 @@ import nats.errors
 
 from infra.storage_health import storage_full
 from projections.follower import advance_tracking_alone, ensure_tracking_table, tracked_position
+from projections.json_text import compact_json_text
 from webhooks.event_log import envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 from webhooks.stream import (
+    ENVIRONMENT_HEADER,
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
+    ORG_HEADER,
     PUBLISH_SLOTS,
+    RESOURCE_HEADER,
     LeaderlessSpell,
     connect_with_stream,
     require_nats,
@@ -75,14 +78,15 @@ async def await_acks(acks: list[asyncio.Future[Any]]) -> None:
             ack.result()
 
 
-def message_of(event: PublicEvent) -> bytes:
-    body = {
-        "envelope": envelope_of(event),
-        "org_id": event.org_id,
-        "environment": event.environment,
-        "resource_id": event.resource_id,
+def message_of(event: PublicEvent) -> tuple[bytes, dict[str, str]]:
+    """The JetStream message of a public event: its envelope, and its headers."""
+    headers = {
+        "Nats-Msg-Id": event.id,
+        ORG_HEADER: event.org_id,
+        ENVIRONMENT_HEADER: event.environment,
+        RESOURCE_HEADER: event.resource_id,
     }
-    return json.dumps(body, separators=(",", ":")).encode()
+    return compact_json_text(envelope_of(event)).encode(), headers
 
 
 class OutboxPublisher:
@@ -225,12 +229,13 @@ class OutboxPublisher:
         acks: list[asyncio.Future[Any]] = []
         try:
             for event in events:
+                body, headers = message_of(event)
                 acks.append(
                     await self._js.publish_async(
                         subject_for(self.settings, event.org_id),
-                        message_of(event),
+                        body,
                         wait_stall=self._stall_bound(),
-                        headers={"Nats-Msg-Id": event.id},
+                        headers=headers,
                     )
                 )
             await await_acks(acks)

@@ -25,6 +25,11 @@ DUPLICATE_WINDOW_SECONDS = 24 * 3600.0
 # Brief and expected: asked again soon, and logged once per spell rather than every retry.
 NO_LEADER_ERRORS = (NoStreamResponseError, ServiceUnavailableError)
 NO_LEADER_RETRY_SECONDS = 0.25
+# A message's body is the webhook envelope exactly as delivered; whom it is for travels in
+# these headers, so the dispatcher stores the body as it came, without decoding it.
+ORG_HEADER = "Partner-Org-Id"
+ENVIRONMENT_HEADER = "Partner-Environment"
+RESOURCE_HEADER = "Partner-Resource-Id"
 
 
 def subject_root(settings: Settings) -> str:
