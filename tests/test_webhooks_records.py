@@ -63,8 +63,8 @@ def test_a_lease_outlived_while_waiting_for_a_slot_is_renewed_only_if_still_held
         with db.transaction() as cur:
             for statement in DELIVERY_DDL:
                 cur.execute(statement)
-        item = Due("evt_1", "org_1", "{}")
-        (mine,) = enqueue(db, [item], ["org_1:test"], now=0.0, lease=20.0)
+        item = Due("evt_1", "org_1", "{}", tenant="org_1:test")
+        (mine,) = enqueue(db, [item], now=0.0, lease=20.0)
         assert mine.leased_until == 20.0
         assert renew_claim(db, mine, until=35.0)  # still mine: extended
         assert claim_due(db, now=30.0, lease=20.0, skip=set()) == []  # the renewal holds

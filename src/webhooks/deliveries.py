@@ -37,10 +37,10 @@ def attempts_allowed(schedule: Sequence[float]) -> int:
 CHUNK = 500
 
 
-def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: float, lease: float) -> list[Due]:
-    """Record new deliveries, claimed by the caller; returns the ones that were new."""
-    pairs = list(zip(items, tenants, strict=True))
-    chunks = [pairs[start : start + CHUNK] for start in range(0, len(pairs), CHUNK)]
+def enqueue(db: Database, items: Sequence[Due], now: float, lease: float) -> list[Due]:
+    """Record new deliveries (each of its `tenant`), claimed by the caller; returns the ones
+    that were new."""
+    chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
     # One statement per chunk: a round trip per event cost more than the insert itself. The
     # usual single chunk commits on its own (autocommit): no BEGIN and COMMIT round trips.
     if len(chunks) == 1:
@@ -61,14 +61,12 @@ def enqueue(db: Database, items: Sequence[Due], tenants: Sequence[str], now: flo
     return new
 
 
-def _enqueue_statement(
-    chunk: Sequence[tuple[Due, str]], now: float, lease: float
-) -> tuple[str, list[Any]]:
+def _enqueue_statement(chunk: Sequence[Due], now: float, lease: float) -> tuple[str, list[Any]]:
     rows = ", ".join("(?, ?, ?, ?, 'pending', ?, ?, ?)" for _ in chunk)
     params = [
         value
-        for item, tenant in chunk
-        for value in (item.event_id, tenant, item.org_id, item.payload, now, now + lease, now)
+        for item in chunk
+        for value in (item.event_id, item.tenant, item.org_id, item.payload, now, now + lease, now)
     ]
     return (
         "INSERT INTO webhook_deliveries (event_id, tenant, org_id, payload, status, "

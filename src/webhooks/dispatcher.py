@@ -192,14 +192,9 @@ class WebhookDispatcher:
                 await asyncio.sleep(1.0)
 
     async def _take_in(self, messages: list[Any]) -> None:
-        items: list[Due] = []
-        tenants: list[str] = []
-        for message in messages:
-            due = due_of(message.data, message.headers)
-            items.append(due)
-            tenants.append(due.tenant)
+        items = [due_of(message.data, message.headers) for message in messages]
         new, endpoints = await anyio.to_thread.run_sync(
-            self._enqueue_and_read_endpoints, items, tenants, self.container.clock.now()
+            self._enqueue_and_read_endpoints, items, self.container.clock.now()
         )
         for message in messages:
             await message.ack()
@@ -207,12 +202,12 @@ class WebhookDispatcher:
             self._spawn(due, endpoints)
 
     def _enqueue_and_read_endpoints(
-        self, items: list[Due], tenants: list[str], now: float
+        self, items: list[Due], now: float
     ) -> tuple[list[Due], dict[str, Endpoint | None]]:
         """Record the deliveries, then read the endpoints of the new ones' organizations in the
         same thread hop (one hop less before the first attempt): read after the events were
         stored, as an attempt starting now would read them."""
-        new = enqueue(self.intake_db, items, tenants, now, self.lease)
+        new = enqueue(self.intake_db, items, now, self.lease)
         endpoints: dict[str, Endpoint | None] = {}
         for org_id in {due.org_id for due in new}:
             with contextlib.suppress(Exception):  # the attempt reads it again, and logs
