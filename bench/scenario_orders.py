@@ -59,7 +59,10 @@ TARGET_RATIO = 0.40
 # A file: py-spy records the service during the sustained phase into it, idle threads too
 # (where it waits); with BENCH_SPY_GIL=1 only the thread holding the GIL (where CPU goes).
 SPY = os.environ.get("BENCH_SPY")
-SPY_MODE = "--gil" if os.environ.get("BENCH_SPY_GIL") == "1" else "--idle"
+# py-spy's sampling: "--gil" (the thread holding the GIL), "--idle" (every thread, waiting
+# ones too); BENCH_SPY_CPU=1: only threads on the CPU, py-spy's default.
+SPY_MODE = ["--gil"] if os.environ.get("BENCH_SPY_GIL") == "1" else (
+    [] if os.environ.get("BENCH_SPY_CPU") == "1" else ["--idle"])
 # Two gateway processes and one per background role: the layout that uses both cores (an
 # interpreter runs Python on one at a time). BENCH_SERVE_ARGS="" measures one process.
 LAYOUT = "--workers 2"
@@ -160,7 +163,7 @@ def _spy(pid: int, connections: int) -> subprocess.Popen[bytes] | None:
         return None
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-         SPY_MODE, "--subprocesses", "--format", "raw", "-r", os.environ.get("BENCH_SPY_RATE", "50"), "--nonblocking", "-o", f"{SPY}.{connections}"],
+         *SPY_MODE, "--subprocesses", "--format", "raw", "-r", os.environ.get("BENCH_SPY_RATE", "50"), "--nonblocking", "-o", f"{SPY}.{connections}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 

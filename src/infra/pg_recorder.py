@@ -12,6 +12,11 @@ is the same (the same lock, taken before any id is issued, released at commit).
 
 The saves of concurrent requests share that one statement and its commit (`group_commit.py`):
 one WAL flush for all of them, where each waited for its own.
+
+Reads are eventsourcing's statements, rendered to bytes once per shape: eventsourcing composes
+them from `psycopg.sql` pieces on every call, which cost as much client time as the round trip
+of the read itself, and an order is read this way about ten times (loads, version checks,
+followers' batches).
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ from typing import Any
 from eventsourcing.persistence import (
     IntegrityError,
     InterfaceError,
+    Notification,
     OperationalError,
     StoredEvent,
 )
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-from psycopg.sql import SQL, Identifier
+from eventsourcing.utils import retry
+from psycopg.sql import SQL, Composed, Identifier
 
 from infra.group_commit import GroupCommit, Pending
 
@@ -73,6 +80,7 @@ class OneStatementRecorder(PostgresApplicationRecorder):
         self._group: GroupCommit[Sequence[StoredEvent], Sequence[int]] = GroupCommit(
             self._write_batch
         )
+        self._rendered: dict[tuple[object, ...], bytes] = {}
         self._select_one = SQL(
             "SELECT notification_id, topic, state FROM {schema}.{table} "
             "WHERE originator_id = %s AND originator_version = %s"
@@ -151,7 +159,8 @@ class OneStatementRecorder(PostgresApplicationRecorder):
         raise AssertionError("unreachable")
 
     def _insert(self, cursor: Any, rows: list[Any]) -> list[int]:
-        cursor.execute(self._call_insert, (rows,), prepare=True)
+        statement = self._render(cursor.connection, ("insert",), lambda: self._call_insert)
+        cursor.execute(statement, (rows,), prepare=True)
         return [row[self.insert_function] for row in cursor.fetchall()]
 
     def _already_stored(self, stored_events: Sequence[StoredEvent]) -> list[int] | None:
@@ -166,3 +175,94 @@ class OneStatementRecorder(PostgresApplicationRecorder):
                     return None
                 ids.append(int(row["notification_id"]))
         return ids
+
+    def _render(self, conn: Any, shape: tuple[object, ...], build: Any) -> bytes:
+        """The statement of this shape as bytes, composed the first time it is asked for."""
+        found = self._rendered.get(shape)
+        if found is None:
+            composed: Composed = build()
+            found = self._rendered[shape] = composed.as_bytes(conn)
+        return found
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_events(
+        self,
+        originator_id: Any,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        params: list[Any] = [originator_id]
+        params += [value for value in (gt, lte, limit) if value is not None]
+        shape = ("events", gt is not None, lte is not None, desc, limit is not None)
+
+        def build() -> Composed:
+            statement: Composed = self.select_events_statement + SQL("")
+            if gt is not None:
+                statement += SQL(" AND originator_version > %s")
+            if lte is not None:
+                statement += SQL(" AND originator_version <= %s")
+            statement += SQL(" ORDER BY originator_version DESC" if desc else
+                             " ORDER BY originator_version ASC")
+            if limit is not None:
+                statement += SQL(" LIMIT %s")
+            return statement
+
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._render(conn, shape, build), params, prepare=True)
+            return [
+                StoredEvent(
+                    originator_id=row["originator_id"],
+                    originator_version=row["originator_version"],
+                    topic=row["topic"],
+                    state=bytes(row["state"]),
+                )
+                for row in curs.fetchall()
+            ]
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        params: list[Any] = [value for value in (start, stop) if value is not None]
+        if topics:
+            params.append(list(topics))
+        params.append(limit)
+        shape = ("log", start is not None, inclusive_of_start, stop is not None, bool(topics))
+
+        def build() -> Composed:
+            conditions = []
+            if start is not None:
+                conditions.append("notification_id>=%s" if inclusive_of_start
+                                  else "notification_id>%s")
+            if stop is not None:
+                conditions.append("notification_id <= %s")
+            if topics:
+                conditions.append("topic = ANY(%s)")
+            where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+            return SQL("SELECT * FROM {schema}.{table}" + where
+                       + " ORDER BY notification_id LIMIT %s").format(
+                schema=Identifier(self.datastore.schema),
+                table=Identifier(self.events_table_name),
+            )
+
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._render(conn, shape, build), params, prepare=True)
+            return [
+                Notification(
+                    id=row["notification_id"],
+                    originator_id=row["originator_id"],
+                    originator_version=row["originator_version"],
+                    topic=row["topic"],
+                    state=bytes(row["state"]),
+                )
+                for row in curs.fetchall()
+            ]
