@@ -32,7 +32,6 @@ from typing import Any
 from eventsourcing.utils import resolve_topic
 
 from audit.batched_writes import BatchedWrites
-from audit.event_decoding import EventDecoder
 from audit.forked_replay import can_fork, replay_forked
 from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
@@ -168,7 +167,7 @@ class Replay:
                 self._advance(stop, progress)
 
     def _advance(self, stop: int, progress: Progress | None) -> None:
-        to_domain_event = EventDecoder(self.store.mapper)
+        to_domain_event = self.store.mapper.to_domain_event
         known = self._handlers
         for notifications in read_ahead(self.store, self.position, stop, self.topics):
             with self.target.bulk_transaction() as cur:

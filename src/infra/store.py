@@ -16,8 +16,9 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate, CanMutateProtocol
-from eventsourcing.persistence import Notification, Recording
+from eventsourcing.persistence import Mapper, Notification, Recording
 
+from infra.event_decoding import DecodingMapper
 from infra.settings import Settings
 
 APPLICATION_NAME = "partner"
@@ -81,6 +82,13 @@ class EventStore(Application[UUID]):
         # Stored events by aggregate, from its first (`remember_stored`).
         self._histories: OrderedDict[UUID, list[Notification]] = OrderedDict()
         self._history_events = 0
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        # Every role decodes each order's events again (loads, read models, the outbox):
+        # eventsourcing's JSON decoding was an eighth of the outbox publisher's time.
+        return self.factory.mapper(
+            transcoder=self.construct_transcoder(), mapper_class=DecodingMapper
+        )
 
     def on_saved(self, listener: Callable[[int], None]) -> None:
         """Called with the last notification id after each save in this process.

@@ -1,9 +1,9 @@
-"""Stored events turned back into domain events for a replay: the same objects as
+"""Stored events turned back into domain events: the same objects as eventsourcing's
 `Mapper.to_domain_event` builds, at a fraction of its cost.
 
 eventsourcing decodes each event's JSON with `json` and an `object_hook`, a Python call for
 every object in it; a replay decodes hundreds of thousands of events, and that was a quarter of
-its time. Here msgspec parses the JSON (same values: numbers, strings and key order) and the
+its time, and every role decodes each order's events again (loads, read models, the outbox). Here msgspec parses the JSON (same values: numbers, strings and key order) and the
 few `{"_type_": ..., "_data_": ...}` values our events hold at top level (the timestamp) go
 through the transcoder's own transcodings. Anything else takes eventsourcing's path, so the
 result never differs: a cipher or compressor, a custom mapper or transcoder, upcasting
@@ -159,3 +159,17 @@ class EventDecoder:
         fast = self._fast and getattr(cls, "class_version", 1) == 1
         kind = self._kinds[stored.topic] = _Kind(cls, fast, id_type, convert_id)
         return kind
+
+
+class DecodingMapper(Mapper[Any]):
+    """The event store's mapper: eventsourcing's, decoding through `EventDecoder`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        shipped: Mapper[Any] = Mapper(
+            transcoder=self.transcoder, cipher=self.cipher, compressor=self.compressor
+        )
+        self._decode = EventDecoder(shipped)
+
+    def to_domain_event(self, stored_event: Any) -> Any:
+        return self._decode(stored_event)
