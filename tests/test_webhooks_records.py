@@ -14,7 +14,8 @@ from webhooks.deliveries import (
     Outcome,
     _attempt_row,
     _insert_attempts,
-    _record,
+    _move,
+    _write_move,
     claim_due,
     enqueue,
     redeliver,
@@ -43,7 +44,7 @@ def test_an_attempt_finishing_after_a_redelivery_leaves_the_new_round_standing(
         failed = Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
         with db.transaction() as cur:
             _insert_attempts(cur, [_attempt_row("evt_1", 5, failed)])
-            _record(cur, "evt_1", stale, failed, (1.0,), now=2.0)
+            _write_move(cur, _move("evt_1", stale, failed, (1.0,), now=2.0))
             row = cur.execute("SELECT * FROM webhook_deliveries").fetchone()
             attempts = cur.execute("SELECT number FROM webhook_attempts").fetchall()
         assert (row["status"], row["round_attempts"], row["attempts"]) == ("pending", 0, 5)

@@ -171,11 +171,14 @@ def record_attempts(
 ) -> list[str]:
     """Store each attempt and move its delivery on, all in one transaction (the dispatcher
     groups the attempts that finish together); returns the new statuses in order."""
-    # Pipeline mode on PostgreSQL: one read of the counters, one insert of every attempt, then
-    # one update per delivery, without a round trip each.
+    # Pipeline mode on PostgreSQL: one read of the counters, then the writes without a round
+    # trip each; each kind of write one statement over arrays there, of the same text whatever
+    # the batch's size (so psycopg and the server keep it prepared).
+    at_once = db.dialect == "postgres"
     with db.bulk_transaction() as cur:
-        counters = _counters(cur, [event_id for event_id, _ in outcomes])
+        counters = _counters(cur, [event_id for event_id, _ in outcomes], at_once)
         statuses = []
+        moves: list[_Move] = []
         attempts = []
         for event_id, outcome in outcomes:
             counter = counters.get(event_id)
@@ -183,9 +186,18 @@ def record_attempts(
                 statuses.append("pending")
                 continue
             attempts.append(_attempt_row(event_id, counter[0] + 1, outcome))
-            statuses.append(_record(cur, event_id, counter, outcome, schedule, now))
+            moves.append(_move(event_id, counter, outcome, schedule, now))
+            statuses.append(moves[-1].status)
             counters[event_id] = (counter[0] + 1, counter[1] + 1)
-        _insert_attempts(cur, attempts)
+        # A delivery twice in one batch is moved twice, in order: one statement would move it
+        # once.
+        if at_once and len({move.event_id for move in moves}) == len(moves):
+            _write_moves_at_once(cur, moves)
+            _insert_attempts_at_once(cur, attempts)
+        else:
+            for move in moves:
+                _write_move(cur, move)
+            _insert_attempts(cur, attempts)
         _add_to_totals(cur, [o for event_id, o in outcomes if event_id in counters])
         return statuses
 
@@ -207,9 +219,23 @@ def _insert_attempts(cur: Any, rows: Sequence[tuple[Any, ...]]) -> None:
         chunk = rows[start : start + CHUNK]
         marks = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
         cur.execute(
-            "INSERT INTO webhook_attempts (event_id, number, attempted_at, status_code, error, "
-            f"duration_ms, succeeded) VALUES {marks}",
+            f"INSERT INTO {_ATTEMPT_COLUMNS} VALUES {marks}",
             tuple(value for row in chunk for value in row),
+        )
+
+
+_ATTEMPT_COLUMNS = (
+    "webhook_attempts (event_id, number, attempted_at, status_code, error, duration_ms, "
+    "succeeded)"
+)
+
+
+def _insert_attempts_at_once(cur: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+    if rows:
+        cur.execute(
+            f"INSERT INTO {_ATTEMPT_COLUMNS} SELECT * FROM unnest(?::text[], ?::int[], "
+            "?::float8[], ?::int[], ?::text[], ?::float8[], ?::bool[])",
+            [list(column) for column in zip(*rows, strict=True)],
         )
 
 
@@ -232,31 +258,41 @@ def record_attempt(
     return record_attempts(db, [(event_id, outcome)], schedule, now)[0]
 
 
-def _counters(cur: Any, event_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+def _counters(cur: Any, event_ids: Sequence[str], at_once: bool) -> dict[str, tuple[int, int]]:
     """Attempts so far, in all and in the current round, by event id."""
-    counters: dict[str, tuple[int, int]] = {}
-    for start in range(0, len(event_ids), CHUNK):
-        chunk = event_ids[start : start + CHUNK]
-        marks = ", ".join("?" for _ in chunk)
-        rows = cur.execute(
-            "SELECT event_id, attempts, round_attempts FROM webhook_deliveries "
-            f"WHERE event_id IN ({marks})",
-            tuple(chunk),
-        ).fetchall()
-        for row in rows:
-            counters[row["event_id"]] = (int(row["attempts"]), int(row["round_attempts"]))
-    return counters
+    select = "SELECT event_id, attempts, round_attempts FROM webhook_deliveries WHERE event_id"
+    if at_once:
+        rows = cur.execute(f"{select} = ANY(?)", (list(event_ids),)).fetchall()
+    else:
+        rows = []
+        for start in range(0, len(event_ids), CHUNK):
+            chunk = event_ids[start : start + CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            rows += cur.execute(f"{select} IN ({marks})", tuple(chunk)).fetchall()
+    return {row["event_id"]: (int(row["attempts"]), int(row["round_attempts"])) for row in rows}
 
 
-def _record(
-    cur: Any,
+@dataclass(frozen=True)
+class _Move:
+    """What one attempt does to its delivery, if the delivery is still in the round read."""
+
+    event_id: str
+    number: int  # the attempt's number: the delivery's attempts from now on
+    round_read: int  # the round's attempts as read; another round started meanwhile stands
+    status: str
+    next_at: float | None
+    delivered_at: float | None
+    updated_at: float
+    in_round: int
+
+
+def _move(
     event_id: str,
     counter: tuple[int, int],
     outcome: Outcome,
     schedule: Sequence[float],
     now: float,
-) -> str:
-    number = counter[0] + 1
+) -> _Move:
     in_round = counter[1] + 1
     if outcome.scheduled_from is not None:
         now = outcome.scheduled_from
@@ -269,32 +305,57 @@ def _record(
     else:
         status = "pending"
         next_at = now + schedule[min(in_round - 1, len(schedule) - 1)]
-    # The attempt always counts; the round moves on only from the round read: a redelivery
-    # that started a new round meanwhile stands (its attempts are still to come), where this
-    # write would have ended it as failed. Every CASE sees the row as it was.
-    same_round = "round_attempts = ?"
-    cur.execute(
-        "UPDATE webhook_deliveries SET attempts = ?, "
-        f"status = CASE WHEN {same_round} THEN ? ELSE status END, "
-        f"next_attempt_at = CASE WHEN {same_round} THEN ? ELSE next_attempt_at END, "
-        f"claimed_until = CASE WHEN {same_round} THEN NULL ELSE claimed_until END, "
-        f"delivered_at = CASE WHEN {same_round} THEN COALESCE(?, delivered_at) "
-        "ELSE delivered_at END, "
-        f"updated_at = CASE WHEN {same_round} THEN ? ELSE updated_at END, "
-        f"round_attempts = CASE WHEN {same_round} THEN ? ELSE round_attempts END "
-        "WHERE event_id = ?",
-        (
-            number,
-            counter[1], status,
-            counter[1], next_at,
-            counter[1],
-            counter[1], delivered_at,
-            counter[1], now,
-            counter[1], in_round,
-            event_id,
-        ),
-    )
-    return status
+    return _Move(event_id, counter[0] + 1, counter[1], status, next_at, delivered_at, now,
+                 in_round)
+
+
+# The attempt always counts; the round moves on only from the round read: a redelivery that
+# started a new round meanwhile stands (its attempts are still to come), where this write would
+# have ended it as failed. Every CASE sees the row as it was.
+_SAME_ROUND = "round_attempts = {round_read}"
+_MOVE_SET = (
+    "attempts = {number}, "
+    f"status = CASE WHEN {_SAME_ROUND} THEN {{status}} ELSE status END, "
+    f"next_attempt_at = CASE WHEN {_SAME_ROUND} THEN {{next_at}} ELSE next_attempt_at END, "
+    f"claimed_until = CASE WHEN {_SAME_ROUND} THEN NULL ELSE claimed_until END, "
+    f"delivered_at = CASE WHEN {_SAME_ROUND} THEN COALESCE({{delivered_at}}, delivered_at) "
+    "ELSE delivered_at END, "
+    f"updated_at = CASE WHEN {_SAME_ROUND} THEN {{updated_at}} ELSE updated_at END, "
+    f"round_attempts = CASE WHEN {_SAME_ROUND} THEN {{in_round}} ELSE round_attempts END"
+)
+_MOVE_FIELDS = ("event_id", "number", "round_read", "status", "next_at", "delivered_at",
+                "updated_at", "in_round")
+# One move, its values as parameters in the order they appear.
+_MOVE_ONE = (
+    "UPDATE webhook_deliveries SET "
+    + _MOVE_SET.format(**{name: "?" for name in _MOVE_FIELDS})
+    + " WHERE event_id = ?"
+)
+_MOVE_ONE_ORDER = ("number", "round_read", "status", "round_read", "next_at", "round_read",
+                   "round_read", "delivered_at", "round_read", "updated_at", "round_read",
+                   "in_round", "event_id")
+# Every move of a batch: PostgreSQL reads the values from arrays, one per field (named apart
+# from the table's columns, which the CASEs name unqualified).
+_MOVE_ALL = (
+    "UPDATE webhook_deliveries SET "
+    + _MOVE_SET.format(**{name: f"u.m_{name}" for name in _MOVE_FIELDS})
+    + " FROM unnest(?::text[], ?::int[], ?::int[], ?::text[], ?::float8[], ?::float8[], "
+    f"?::float8[], ?::int[]) AS u ({', '.join('m_' + name for name in _MOVE_FIELDS)}) "
+    "WHERE webhook_deliveries.event_id = u.m_event_id"
+)
+
+
+def _write_move(cur: Any, move: _Move) -> None:
+    cur.execute(_MOVE_ONE, tuple(getattr(move, name) for name in _MOVE_ONE_ORDER))
+
+
+def _write_moves_at_once(cur: Any, moves: Sequence[_Move]) -> None:
+    if moves:
+        cur.execute(_MOVE_ALL, [list(column) for column in zip(*map(_fields, moves), strict=True)])
+
+
+def _fields(move: _Move) -> tuple[Any, ...]:
+    return tuple(getattr(move, name) for name in _MOVE_FIELDS)
 
 
 def release(db: Database, event_id: str) -> None:

@@ -1,0 +1,135 @@
+"""Attempts finishing together are written in one transaction: on PostgreSQL each kind of write
+is one statement over arrays. Whatever the path, each delivery ends exactly as if its attempts
+had been recorded one at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.settings import Settings
+from webhooks.deliveries import (
+    Due,
+    Outcome,
+    _move,
+    _write_moves_at_once,
+    enqueue,
+    record_attempt,
+    record_attempts,
+    redeliver,
+)
+from webhooks.event_log import DELIVERY_DDL
+
+SCHEDULE = (10.0, 60.0)
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def open_db(settings: Settings, tmp_path: Any) -> Iterator[Any]:
+    opened: list[Database] = []
+
+    def open_one(name: str) -> Database:
+        if settings.database_url:
+            schema = f"{settings.database_schema}_{name}"
+            with psycopg.connect(settings.database_url, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            db: Database = PostgresDatabase(settings.database_url, schema)
+        else:
+            db = SQLiteDatabase(tmp_path / f"{name}.sqlite")
+        with db.transaction() as cur:
+            for ddl in DELIVERY_DDL:
+                cur.execute(ddl)
+        opened.append(db)
+        return db
+
+    yield open_one
+    for db in opened:
+        db.close()
+    if settings.database_url:
+        with psycopg.connect(settings.database_url, autocommit=True) as conn:
+            for name in ("batch", "single"):
+                conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_{name}" CASCADE')
+
+
+def _outcomes() -> list[tuple[str, Outcome]]:
+    return [
+        ("evt_ok", Outcome(NOW, 12.5, 200, None)),
+        ("evt_refused", Outcome(NOW, 3.25, 500, None)),
+        ("evt_unreachable", Outcome(NOW, 1.0, None, "connection refused")),
+        ("evt_sandbox", Outcome(NOW + 86_400, 2.0, 503, None, scheduled_from=NOW + 86_400)),
+        ("evt_unknown", Outcome(NOW, 1.0, 200, None)),  # no such delivery: stays "pending"
+        ("evt_twice", Outcome(NOW, 1.0, 500, None)),
+    ]
+
+
+def _rows(db: Database) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    with db.read() as cur:
+        deliveries = cur.execute(
+            "SELECT event_id, status, attempts, round_attempts, next_attempt_at, claimed_until, "
+            "delivered_at, updated_at FROM webhook_deliveries ORDER BY event_id"
+        ).fetchall()
+        attempts = cur.execute(
+            "SELECT event_id, number, attempted_at, status_code, error, duration_ms, succeeded "
+            "FROM webhook_attempts ORDER BY event_id, number"
+        ).fetchall()
+    return [dict(row) for row in deliveries], [dict(row) for row in attempts]
+
+
+def test_a_batch_ends_as_attempts_recorded_one_by_one(open_db: Any) -> None:
+    ids = ["evt_ok", "evt_refused", "evt_unreachable", "evt_sandbox", "evt_twice"]
+    batch_db, single_db = open_db("batch"), open_db("single")
+    for db in (batch_db, single_db):
+        enqueue(db, [Due(i, "org_1", "{}", tenant="org_1:test") for i in ids], NOW - 5, 30.0)
+
+    outcomes = _outcomes()
+    statuses = record_attempts(batch_db, outcomes, SCHEDULE, NOW)
+    # Alone (its own batch), so the batch above took the one-statement path on PostgreSQL.
+    statuses.append(record_attempts(batch_db, [outcomes[-1]], SCHEDULE, NOW)[0])
+    one_by_one = [record_attempt(single_db, i, o, SCHEDULE, NOW) for i, o in outcomes]
+    one_by_one.append(record_attempt(single_db, *outcomes[-1], SCHEDULE, NOW))
+
+    assert statuses == one_by_one
+    assert statuses == ["delivered", "pending", "pending", "pending", "pending", "pending",
+                        "pending"]
+    assert _rows(batch_db) == _rows(single_db)
+    deliveries, _ = _rows(batch_db)
+    sandbox = next(row for row in deliveries if row["event_id"] == "evt_sandbox")
+    assert sandbox["next_attempt_at"] == NOW + 86_400 + SCHEDULE[0]
+    twice = next(row for row in deliveries if row["event_id"] == "evt_twice")
+    assert (twice["attempts"], twice["round_attempts"]) == (2, 2)
+
+
+def test_a_delivery_twice_in_one_batch_counts_both_attempts(open_db: Any) -> None:
+    db = open_db("batch")
+    enqueue(db, [Due("evt_a", "org_1", "{}", tenant="org_1:live")], NOW - 5, 30.0)
+    failed = Outcome(NOW, 1.0, 500, None)
+    assert record_attempts(db, [("evt_a", failed), ("evt_a", failed)], (10.0,), NOW) == [
+        "pending",
+        "pending",
+    ]
+    deliveries, attempts = _rows(db)
+    assert (deliveries[0]["attempts"], deliveries[0]["round_attempts"]) == (2, 2)
+    assert [row["number"] for row in attempts] == [1, 2]
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)  # its one-statement path
+def test_a_batch_leaves_a_round_started_meanwhile_standing(open_db: Any) -> None:
+    """As one attempt does (test_webhooks_records): a redelivery committed between the read of
+    the counters and the write keeps its fresh round, on the one-statement path too."""
+    db = open_db("batch")
+    event = {"id": "evt_1", "tenant": "org_1:test", "envelope": "{}"}
+    redeliver(db, event, "org_1", now=0.0)
+    with db.transaction() as cur:  # four failed attempts of five
+        cur.execute("UPDATE webhook_deliveries SET attempts = 4, round_attempts = 4")
+    stale = (4, 4)  # what the dispatcher read before the redelivery below
+    redeliver(db, event, "org_1", now=1.0)
+    failed = Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
+    with db.bulk_transaction() as cur:
+        _write_moves_at_once(cur, [_move("evt_1", stale, failed, (1.0,), now=2.0)])
+    deliveries, _ = _rows(db)
+    assert (deliveries[0]["status"], deliveries[0]["round_attempts"]) == ("pending", 0)
+    assert deliveries[0]["attempts"] == 5
