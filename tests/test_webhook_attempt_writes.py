@@ -13,6 +13,7 @@ import pytest
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.settings import Settings
 from webhooks.deliveries import (
+    AT_ONCE_FROM,
     Due,
     Outcome,
     _move,
@@ -55,8 +56,12 @@ def open_db(settings: Settings, tmp_path: Any) -> Iterator[Any]:
                 conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_{name}" CASCADE')
 
 
+MORE = [f"evt_more_{n}" for n in range(4)]  # the batch over AT_ONCE_FROM: arrays on PostgreSQL
+
+
 def _outcomes() -> list[tuple[str, Outcome]]:
     return [
+        *[(event_id, Outcome(NOW, 1.5, 404 + n, None)) for n, event_id in enumerate(MORE)],
         ("evt_ok", Outcome(NOW, 12.5, 200, None)),
         ("evt_refused", Outcome(NOW, 3.25, 500, None)),
         ("evt_unreachable", Outcome(NOW, 1.0, None, "connection refused")),
@@ -80,7 +85,7 @@ def _rows(db: Database) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def test_a_batch_ends_as_attempts_recorded_one_by_one(open_db: Any) -> None:
-    ids = ["evt_ok", "evt_refused", "evt_unreachable", "evt_sandbox", "evt_twice"]
+    ids = ["evt_ok", "evt_refused", "evt_unreachable", "evt_sandbox", "evt_twice", *MORE]
     batch_db, single_db = open_db("batch"), open_db("single")
     for db in (batch_db, single_db):
         enqueue(db, [Due(i, "org_1", "{}", tenant="org_1:test") for i in ids], NOW - 5, 30.0)
@@ -93,8 +98,9 @@ def test_a_batch_ends_as_attempts_recorded_one_by_one(open_db: Any) -> None:
     one_by_one.append(record_attempt(single_db, *outcomes[-1], SCHEDULE, NOW))
 
     assert statuses == one_by_one
-    assert statuses == ["delivered", "pending", "pending", "pending", "pending", "pending",
-                        "pending"]
+    assert len(outcomes) >= AT_ONCE_FROM
+    assert statuses == [*["pending"] * len(MORE), "delivered", "pending", "pending", "pending",
+                        "pending", "pending", "pending"]
     assert _rows(batch_db) == _rows(single_db)
     deliveries, _ = _rows(batch_db)
     sandbox = next(row for row in deliveries if row["event_id"] == "evt_sandbox")

@@ -63,27 +63,44 @@ def chain_head(cur: Any) -> tuple[int, str]:
     return (int(row["notification_id"]), str(row["digest"])) if row else (0, GENESIS)
 
 
-def extend(store: EventStore, db: Database, batch: int = 1000) -> int:
+BATCH = 1000
+# As the dispatcher's attempts (webhooks/deliveries.py): arrays cost more for a few rows.
+AT_ONCE_FROM = 8
+
+
+def extend(store: EventStore, db: Database, batch: int = BATCH) -> int:
     """Seal the next batch of stored events; returns how many were added."""
     with db.bulk_transaction() as cur:  # many inserts, none read back
-        return seal_after(cur, store, chain_head(cur), batch)
+        return seal_after(cur, store, chain_head(cur), batch, db.dialect == "postgres")
 
 
-def seal_after(cur: Any, store: EventStore, head: tuple[int, str], batch: int) -> int:
-    """Seal up to `batch` events after `head` (position, digest).
+
+def seal_after(
+    cur: Any, store: EventStore, head: tuple[int, str], batch: int, at_once: bool = False
+) -> int:
+    """Seal up to `batch` events after `head` (position, digest); `at_once`: in one statement
+    over arrays (PostgreSQL), not one per event.
 
     Another sealer (the audit role, `audit verify`, a second process) may have read the same
     head and sealed the same rows first. Its digests are the same, since a link depends only
     on the events, so a row already there is left as it is rather than failing the batch."""
     position, previous = head
     notifications = store.recorder.select_notifications(start=position + 1, limit=batch)
+    rows = []
     for notification in notifications:
         previous = link(previous, notification)
+        rows.append((notification.id, previous))
+    insert = f"INSERT INTO {TABLE} (notification_id, digest)"
+    if at_once and len(rows) >= AT_ONCE_FROM:
+        ids, digests = zip(*rows, strict=True)
         cur.execute(
-            f"INSERT INTO {TABLE} (notification_id, digest) VALUES (?, ?) "
+            f"{insert} SELECT * FROM unnest(?::bigint[], ?::text[]) "
             "ON CONFLICT (notification_id) DO NOTHING",
-            (notification.id, previous),
+            (list(ids), list(digests)),
         )
+    else:
+        for row in rows:
+            cur.execute(f"{insert} VALUES (?, ?) ON CONFLICT (notification_id) DO NOTHING", row)
     return len(notifications)
 
 
@@ -195,7 +212,9 @@ class ChainFollower:
                 log.warning("audit chain: batch not sealed; retrying", exc_info=True)
                 added = 0
                 self._stop.wait(self.poll_interval)
-            if not added:
+            # A batch short of full read the log to its end: reading again at once would
+            # nearly always find nothing.
+            if added < BATCH:
                 self._wake.wait(self.poll_interval)
                 self._wake.clear()
 
