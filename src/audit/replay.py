@@ -5,7 +5,7 @@ The fresh store is a scratch SQLite file whatever the live store's kind (read-mo
 unchanged on both; booleans, the one type they return differently, are compared as 0/1): a
 throwaway file needs no journal and no fsync, and handlers that read back never wait on a
 server. It is deleted afterwards. Events stream in batches (`audit.stored_rows`), the next read
-while one is applied; only events some read model handles are decoded (`audit.event_decoding`);
+while one is applied; only events some read model handles are decoded (`infra.event_decoding`);
 writes go out per table with `executemany` (`audit.batched_writes`), and read models may hold
 rows back to the end of a batch (`ReadModel.replaying`). Rows are compared through digests, so
 memory stays flat however long the history is.
