@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from test_webhooks_records import redelivered_during_an_attempt
 
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.settings import Settings
@@ -21,7 +22,6 @@ from webhooks.deliveries import (
     enqueue,
     record_attempt,
     record_attempts,
-    redeliver,
 )
 from webhooks.event_log import DELIVERY_DDL
 
@@ -127,13 +127,7 @@ def test_a_batch_leaves_a_round_started_meanwhile_standing(open_db: Any) -> None
     """As one attempt does (test_webhooks_records): a redelivery committed between the read of
     the counters and the write keeps its fresh round, on the one-statement path too."""
     db = open_db("batch")
-    event = {"id": "evt_1", "tenant": "org_1:test", "envelope": "{}"}
-    redeliver(db, event, "org_1", now=0.0)
-    with db.transaction() as cur:  # four failed attempts of five
-        cur.execute("UPDATE webhook_deliveries SET attempts = 4, round_attempts = 4")
-    stale = (4, 4)  # what the dispatcher read before the redelivery below
-    redeliver(db, event, "org_1", now=1.0)
-    failed = Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
+    stale, failed = redelivered_during_an_attempt(db)
     with db.bulk_transaction() as cur:
         _write_moves_at_once(cur, [_move("evt_1", stale, failed, (1.0,), now=2.0)])
     deliveries, _ = _rows(db)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.database import SQLiteDatabase
+from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from runtime.container import Container
 from webhooks.deliveries import (
@@ -25,6 +25,17 @@ from webhooks.dispatcher import WebhookDispatcher
 from webhooks.event_log import DELIVERY_DDL
 
 
+def redelivered_during_an_attempt(db: Database) -> tuple[tuple[int, int], Outcome]:
+    """`evt_1` redelivered after its fourth failed attempt of five while a fifth was under
+    way: the counters the dispatcher read before, and that attempt's failure."""
+    event = {"id": "evt_1", "tenant": "org_1:test", "envelope": "{}"}
+    redeliver(db, event, "org_1", now=0.0)
+    with db.transaction() as cur:  # four failed attempts of five
+        cur.execute("UPDATE webhook_deliveries SET attempts = 4, round_attempts = 4")
+    redeliver(db, event, "org_1", now=1.0)
+    return (4, 4), Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
+
+
 def test_an_attempt_finishing_after_a_redelivery_leaves_the_new_round_standing(
     tmp_path: Path,
 ) -> None:
@@ -35,13 +46,7 @@ def test_an_attempt_finishing_after_a_redelivery_leaves_the_new_round_standing(
         with db.transaction() as cur:
             for statement in DELIVERY_DDL:
                 cur.execute(statement)
-        event = {"id": "evt_1", "tenant": "org_1:test", "envelope": "{}"}
-        redeliver(db, event, "org_1", now=0.0)
-        with db.transaction() as cur:  # four failed attempts of five
-            cur.execute("UPDATE webhook_deliveries SET attempts = 4, round_attempts = 4")
-        stale = (4, 4)  # what the dispatcher read before the redelivery below
-        redeliver(db, event, "org_1", now=1.0)
-        failed = Outcome(attempted_at=1.0, duration_ms=1.0, status_code=500, error="HTTP 500")
+        stale, failed = redelivered_during_an_attempt(db)
         with db.transaction() as cur:
             _insert_attempts(cur, [_attempt_row("evt_1", 5, failed)])
             _write_move(cur, _move("evt_1", stale, failed, (1.0,), now=2.0))
