@@ -74,7 +74,6 @@ def extend(store: EventStore, db: Database, batch: int = BATCH) -> int:
         return seal_after(cur, store, chain_head(cur), batch, db.dialect == "postgres")
 
 
-
 def seal_after(
     cur: Any, store: EventStore, head: tuple[int, str], batch: int, at_once: bool = False
 ) -> int:

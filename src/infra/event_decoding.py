@@ -3,8 +3,9 @@
 
 eventsourcing decodes each event's JSON with `json` and an `object_hook`, a Python call for
 every object in it; a replay decodes hundreds of thousands of events, and that was a quarter of
-its time, and every role decodes each order's events again (loads, read models, the outbox). Here msgspec parses the JSON (same values: numbers, strings and key order) and the
-few `{"_type_": ..., "_data_": ...}` values our events hold at top level (the timestamp) go
+its time, and every role decodes each order's events again (loads, read models, the outbox).
+Here msgspec parses the JSON (same values: numbers, strings and key order) and the few
+`{"_type_": ..., "_data_": ...}` values our events hold at top level (the timestamp) go
 through the transcoder's own transcodings. Anything else takes eventsourcing's path, so the
 result never differs: a cipher or compressor, a custom mapper or transcoder, upcasting
 (`class_version`), escapes (a key could spell `_type_` with `\\u`), a `_type_` anywhere

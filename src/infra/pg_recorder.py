@@ -184,6 +184,12 @@ class OneStatementRecorder(PostgresApplicationRecorder):
             found = self._rendered[shape] = composed.as_bytes(conn)
         return found
 
+    def _fetch(self, shape: tuple[object, ...], build: Any, params: list[Any]) -> list[Any]:
+        """The rows of the statement of this shape (`build` composes it the first time)."""
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._render(conn, shape, build), params, prepare=True)
+            return curs.fetchall()
+
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_events(
         self,
@@ -210,17 +216,15 @@ class OneStatementRecorder(PostgresApplicationRecorder):
                 statement += SQL(" LIMIT %s")
             return statement
 
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(self._render(conn, shape, build), params, prepare=True)
-            return [
-                StoredEvent(
-                    originator_id=row["originator_id"],
-                    originator_version=row["originator_version"],
-                    topic=row["topic"],
-                    state=bytes(row["state"]),
-                )
-                for row in curs.fetchall()
-            ]
+        return [
+            StoredEvent(
+                originator_id=row["originator_id"],
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
+            )
+            for row in self._fetch(shape, build, params)
+        ]
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_notifications(
@@ -254,15 +258,13 @@ class OneStatementRecorder(PostgresApplicationRecorder):
                 table=Identifier(self.events_table_name),
             )
 
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(self._render(conn, shape, build), params, prepare=True)
-            return [
-                Notification(
-                    id=row["notification_id"],
-                    originator_id=row["originator_id"],
-                    originator_version=row["originator_version"],
-                    topic=row["topic"],
-                    state=bytes(row["state"]),
-                )
-                for row in curs.fetchall()
-            ]
+        return [
+            Notification(
+                id=row["notification_id"],
+                originator_id=row["originator_id"],
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
+            )
+            for row in self._fetch(shape, build, params)
+        ]

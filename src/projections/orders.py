@@ -193,6 +193,6 @@ def owned_free_domains(
     was buying) shows `failed` in the inventory and is never picked on its own; the partner
     may still name it on an order to try again. Oldest first.
 
-    One query over the few rows that can be free (a partial index of them), not the tenant's whole
-    order history: placement runs it on every order."""
+    One query over the few rows that can be free (a partial index of them), not the tenant's
+    whole order history: placement runs it on every order."""
     return list(cur.execute(_FREE_DOMAINS, (tenant, workspace_id, customer_id)).fetchall())
