@@ -201,6 +201,10 @@ def sustained(base_url: str, receiver: str, tenants: list[Tenant], store: EventS
             "cpu_ms_per_order": {name: round(1000 * used / orders, 2)
                                  for name, used in cpu.items()},
             "service_cpu_ms_per_order_by_process": _by_process(meter, orders),
+            # Each a thread or process put to sleep and woken again: on a virtual machine a
+            # wake-up can cost more CPU than the work it waited for.
+            "context_switches_per_order": {name: round(count / orders, 1)
+                                           for name, count in meter.switches.items()},
             # SQLite's durable commits are the service's own fsyncs (PostgreSQL's, the server's).
             "flushes_per_order": None if flushed is None else round(flushed / orders, 2),
             "sizes": event_sizes(store, before, appended)}
@@ -321,6 +325,7 @@ def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[s
         "service_vs_bare_http": round(events_rate / bare_rate, 3),
         "cpu_ms_per_order": best["cpu_ms_per_order"],
         "service_cpu_ms_per_order_by_process": best["service_cpu_ms_per_order_by_process"],
+        "context_switches_per_order": best["context_switches_per_order"],
         "service_flushes_per_order": best["flushes_per_order"],
     }
 

@@ -69,6 +69,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def context_switches(pid: int) -> int:
+    """Voluntary and involuntary context switches of a process's live threads: how often it
+    went to sleep (waiting for a lock, a socket, a thread) or was taken off a core."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            lines = (task / "status").read_text().splitlines()
+        except OSError:
+            continue  # the thread ended meanwhile
+        total += sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+    return total
+
+
 def children_of(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -129,9 +142,12 @@ class CpuMeter:
         self._before: dict[str, dict[int, float]] = {}
         self.used: dict[str, float] = {}
         self.by_pid: dict[str, dict[int, float]] = {}
+        self._switches_before: dict[str, int] = {}
+        self.switches: dict[str, int] = {}
 
     def start(self) -> None:
         self._before = {name: _cpu_by_pid(listed()) for name, listed in self.groups.items()}
+        self._switches_before = {name: _switches(listed()) for name, listed in self.groups.items()}
 
     def stop(self) -> dict[str, float]:
         self.used = {}
@@ -140,7 +156,18 @@ class CpuMeter:
             now = _cpu_by_pid(listed())
             self.by_pid[name] = {pid: cpu - before.get(pid, 0.0) for pid, cpu in now.items()}
             self.used[name] = sum(self.by_pid[name].values())
+            self.switches[name] = _switches(listed()) - self._switches_before[name]
         return self.used
+
+
+def _switches(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += context_switches(pid)
+        except OSError:
+            continue  # ended meanwhile
+    return total
 
 
 def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
