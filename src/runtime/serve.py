@@ -31,6 +31,7 @@ from infra.settings import Settings, host_port
 from infra.wal_checkpoints import WalCheckpointer
 from runtime.bootstrap import ROLE_FACTORIES
 from runtime.container import Container
+from runtime.heap import settle_after_start
 from runtime.http_edge import EdgeLimits, bounded_protocol
 from runtime.roles import GATEWAY, NEEDS_NATS, Role
 
@@ -87,6 +88,7 @@ class RunningRoles:
     async def _announce_when_listening(self, line: str) -> None:
         while self.server is not None and not self.server.started:
             await asyncio.sleep(0.01)
+        settle_after_start()  # the process of `serve` itself: everything it runs has started
         print(line, flush=True)
 
     async def stop(self) -> None:
@@ -207,6 +209,7 @@ async def _serve_single(
         else:
             running = RunningRoles(container, roles)
             await running.start()
+            settle_after_start()
             await _wait_for_signal()
             await running.stop()
     finally:
@@ -298,4 +301,6 @@ def _stop_all(children: list[subprocess.Popen[bytes]]) -> None:
 
 def gateway_only_app() -> Any:
     container = Container.build(Settings.from_env())
-    return create_app(container)
+    app = create_app(container)
+    settle_after_start()
+    return app
