@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import anyio
-
 from audit.chain import ChainFollower
+from infra.blocking import run_blocking
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -28,7 +27,7 @@ class AuditChainRole:
         self.follower.start()
 
     async def stop(self) -> None:
-        await anyio.to_thread.run_sync(self.follower.stop)
+        await run_blocking(self.follower.stop)
 
     def describe(self) -> str:
         return "hash chain over the event log (audit verify)"

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, ClassVar
 
-import anyio
+from infra.blocking import run_blocking
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -84,4 +84,4 @@ class PollingWorker(ABC):
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            await anyio.to_thread.run_sync(self._thread.join, 10.0)
+            await run_blocking(self._thread.join, 10.0)

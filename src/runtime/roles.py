@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-import anyio
+from infra.blocking import run_blocking
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -32,11 +32,11 @@ class ProjectionsRole:
         self.container = container
 
     async def start(self) -> None:
-        await anyio.to_thread.run_sync(self.container.read_models.catch_up)
+        await run_blocking(self.container.read_models.catch_up)
         self.container.read_models.start()
 
     async def stop(self) -> None:
-        await anyio.to_thread.run_sync(self.container.read_models.stop)
+        await run_blocking(self.container.read_models.stop)
 
     def describe(self) -> str:
         return "read models following the event log"

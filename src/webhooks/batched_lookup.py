@@ -12,15 +12,18 @@ import asyncio
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-import anyio
+from infra.blocking import run_blocking
 
 Key = TypeVar("Key", bound=Hashable)
 Value = TypeVar("Value")
 
 
 class BatchedLookup(Generic[Key, Value]):
-    def __init__(self, lookup: Callable[[Key], Value]) -> None:
-        self._lookup = lookup
+    """`look_up_all(keys)` answers every key asked for (a value, or the exception that key's
+    lookup raised), for one hop's worth of waiters."""
+
+    def __init__(self, look_up_all: Callable[[list[Key]], dict[Key, Value | Exception]]) -> None:
+        self._look_up_all = look_up_all
         self._waiting: dict[Key, list[asyncio.Future[Value]]] = {}
         self._runner: asyncio.Task[None] | None = None
 
@@ -35,7 +38,7 @@ class BatchedLookup(Generic[Key, Value]):
         while self._waiting:
             batch, self._waiting = self._waiting, {}
             try:
-                found = await anyio.to_thread.run_sync(self._look_up_all, list(batch))
+                found = await run_blocking(self._look_up_all, list(batch))
             except asyncio.CancelledError:
                 for futures in batch.values():
                     for future in futures:
@@ -53,14 +56,6 @@ class BatchedLookup(Generic[Key, Value]):
             self._runner.cancel()
             await asyncio.gather(self._runner, return_exceptions=True)
 
-    def _look_up_all(self, keys: list[Key]) -> dict[Key, Value | Exception]:
-        found: dict[Key, Value | Exception] = {}
-        for key in keys:
-            try:
-                found[key] = self._lookup(key)
-            except Exception as exc:  # noqa: BLE001 - one key's failure is only its waiters'
-                found[key] = exc
-        return found
 
 
 def _settle(future: asyncio.Future[Value], result: Value | Exception) -> None:

@@ -19,13 +19,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-import anyio
 import httpx
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from domain.events import event_names
 from domain.organizations import Organization
+from domain.sandbox_clocks import sandbox_clock_id
+from infra.blocking import run_blocking
 from infra.ids import parse_id
 from webhooks.batched_lookup import BatchedLookup
 from webhooks.deliveries import (
@@ -96,7 +97,7 @@ class WebhookDispatcher:
         self._loops: list[asyncio.Task[None]] = []
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
         # Read just before each attempt (a rotated secret signs the next one), many per hop.
-        self._current_endpoints = BatchedLookup(self._endpoint)
+        self._current_endpoints = BatchedLookup(self._endpoints_now)
         self._outcomes: list[tuple[Due, Outcome, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._nc: Any = None
@@ -149,7 +150,7 @@ class WebhookDispatcher:
         if self._writer is not None:
             await asyncio.gather(self._writer, return_exceptions=True)
         for event_id in list(self._in_flight):
-            await anyio.to_thread.run_sync(release, self.db, event_id)
+            await run_blocking(release, self.db, event_id)
         await self._current_endpoints.close()
         await self._sender.close()
         if self._nc is not None:
@@ -193,7 +194,7 @@ class WebhookDispatcher:
 
     async def _take_in(self, messages: list[Any]) -> None:
         items = [due_of(message.data, message.headers) for message in messages]
-        new, endpoints = await anyio.to_thread.run_sync(
+        new, endpoints = await run_blocking(
             self._enqueue_and_read_endpoints, items, self.container.clock.now()
         )
         for message in messages:
@@ -208,10 +209,9 @@ class WebhookDispatcher:
         same thread hop (one hop less before the first attempt): read after the events were
         stored, as an attempt starting now would read them."""
         new = enqueue(self.intake_db, items, now, self.lease)
-        endpoints: dict[str, Endpoint | None] = {}
-        for org_id in {due.org_id for due in new}:
-            with contextlib.suppress(Exception):  # the attempt reads it again, and logs
-                endpoints[org_id] = self._endpoint(org_id)
+        read = self._endpoints_now(list({due.org_id for due in new}))
+        # One that failed is left out: the attempt reads it again, and logs.
+        endpoints = {org: found for org, found in read.items() if not isinstance(found, Exception)}
         return new, endpoints
 
     async def _poll_due(self) -> None:
@@ -219,7 +219,7 @@ class WebhookDispatcher:
         next_sweep = time.monotonic() + CLIENT_IDLE_SECONDS / 10
         while True:
             try:
-                claimed = await anyio.to_thread.run_sync(
+                claimed = await run_blocking(
                     claim_due, self.db, self.container.clock.now(), self.lease, set(self._in_flight)
                 )
             except asyncio.CancelledError:
@@ -268,7 +268,7 @@ class WebhookDispatcher:
         now = self.container.clock.now()
         if due.leased_until - now > self.timeout + 1.0:
             return True
-        return await anyio.to_thread.run_sync(renew_claim, self.db, due, now + self.lease)
+        return await run_blocking(renew_claim, self.db, due, now + self.lease)
 
     async def _attempt(self, due: Due, endpoints: dict[str, Endpoint | None]) -> Outcome:
         attempted_at = self.container.clock.now()
@@ -304,7 +304,7 @@ class WebhookDispatcher:
         while self._outcomes:
             batch, self._outcomes = self._outcomes, []
             try:
-                statuses = await anyio.to_thread.run_sync(self._record_batch, batch)
+                statuses = await run_blocking(self._record_batch, batch)
             except Exception as exc:  # each waiting delivery logs it; their leases expire
                 for _, _, future in batch:
                     if not future.done():
@@ -316,13 +316,12 @@ class WebhookDispatcher:
 
     def _record_batch(self, batch: list[tuple[Due, Outcome, Any]]) -> list[str]:
         now = self.container.clock.now()
-        offsets: dict[str, float] = {}
+        offsets = self._sandbox_offsets({due.org_id for due, _, _ in batch
+                                         if due.tenant.endswith(":test")})
         outcomes = []
         for due, outcome, _ in batch:
             if due.tenant.endswith(":test"):
                 # A sandbox delivery's attempt and its next retry are on its sandbox clock.
-                if due.org_id not in offsets:
-                    offsets[due.org_id] = self.container.clock.offset_of(due.org_id)
                 offset = offsets[due.org_id]
                 outcome = replace(
                     outcome, attempted_at=outcome.attempted_at + offset, scheduled_from=now + offset
@@ -330,14 +329,42 @@ class WebhookDispatcher:
             outcomes.append((due.event_id, outcome))
         return record_attempts(self.db, outcomes, self.settings.webhook_retry_schedule, now)
 
-    def _endpoint(self, org_id: str) -> Endpoint | None:
+    def _sandbox_offsets(self, org_ids: set[str]) -> dict[str, float]:
+        """The sandbox clock offsets of these organizations, their clocks' versions read in
+        one statement."""
+        clocks = {org_id: sandbox_clock_id(org_id) for org_id in org_ids}
+        versions = self.container.store.latest_versions(list(clocks.values())) if clocks else {}
+        return {
+            org_id: self.container.clock.offset_of(org_id, versions.get(clock, 0))
+            for org_id, clock in clocks.items()
+        }
+
+    def _endpoints_now(self, org_ids: list[str]) -> dict[str, Endpoint | None | Exception]:
+        """The endpoints of these organizations as they are now: their versions read in one
+        statement, an endpoint loaded again only for an organization that changed it."""
+        uuids = {org_id: parse_id("org", org_id) for org_id in org_ids}
+        try:
+            known = [org_uuid for org_uuid in uuids.values() if org_uuid is not None]
+            versions = self.container.store.latest_versions(known) if known else {}
+        except Exception as exc:  # noqa: BLE001 - every waiter of this batch gets it
+            return dict.fromkeys(org_ids, exc)
+        found: dict[str, Endpoint | None | Exception] = {}
+        for org_id, org_uuid in uuids.items():
+            try:
+                found[org_id] = self._endpoint(org_id, org_uuid, versions)
+            except Exception as exc:  # noqa: BLE001 - one organization's failure is its own
+                found[org_id] = exc
+        return found
+
+    def _endpoint(
+        self, org_id: str, org_uuid: UUID | None, versions: dict[UUID, int]
+    ) -> Endpoint | None:
         """The org's endpoint, cached until the organization changes its endpoint."""
-        org_uuid: UUID | None = parse_id("org", org_id)
-        if org_uuid is None:
-            return None
+        if org_uuid is None or org_uuid not in versions:
+            return None  # no such organization
         cached = self._endpoints.get(org_id)
         if cached is not None:
-            if not self.container.store.has_newer_events(org_uuid, cached[1]):
+            if versions[org_uuid] == cached[1]:
                 return cached[0]
             newer = self.container.store.recorder.select_events(org_uuid, gt=cached[1])
             if newer and not any(e.topic.endswith(ENDPOINT_EVENTS) for e in newer):

@@ -12,9 +12,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import nats.errors
 
+from infra.blocking import run_blocking
 from infra.storage_health import storage_full
 from projections.follower import advance_tracking_alone, ensure_tracking_table, tracked_position
 from projections.json_text import compact_json_text
@@ -112,7 +112,7 @@ class OutboxPublisher:
 
     async def start(self) -> None:
         require_nats(self.settings)
-        await anyio.to_thread.run_sync(ensure_tracking_table, self.db)
+        await run_blocking(ensure_tracking_table, self.db)
         self._loop = asyncio.get_running_loop()
         self.container.store.on_saved(self._on_saved)
         self._task = asyncio.create_task(self._connect_and_run(), name="outbox-publisher")
@@ -204,7 +204,7 @@ class OutboxPublisher:
 
     async def publish_batch(self) -> int:
         """Publish one batch and record the position after every ack; returns notifications done."""
-        previous, position, events = await anyio.to_thread.run_sync(self._read_batch)
+        previous, position, events = await run_blocking(self._read_batch)
         if position == previous:
             return 0
         try:
@@ -214,7 +214,7 @@ class OutboxPublisher:
             self.container.storage_health.failed("nats", error)
             raise
         self.container.storage_health.succeeded("nats")
-        await anyio.to_thread.run_sync(self._advance, previous, position)
+        await run_blocking(self._advance, previous, position)
         return position - previous
 
     def _stall_bound(self) -> float | None:

@@ -22,11 +22,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import RecordConflictError
 
 from domain.orders import CANCEL_SCHEDULED, IN_PROGRESS, Order
+from infra.blocking import run_blocking
 from infra.polling import PollingWorker
 from projections.follower import Follower
 from services.domains.renewals import due_terms, run_term
@@ -212,7 +212,7 @@ class FulfillmentWorker(PollingWorker):
 
     async def start(self) -> None:
         # Jobs come from the event log; catch up before the first pass so none is missed.
-        await anyio.to_thread.run_sync(self.follower.catch_up)
+        await run_blocking(self.follower.catch_up)
         await super().start()
 
     async def stop(self) -> None:

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 # Waiting swaps need the partner (or the DNS) to act; re-checking them on every wake-up would
 # only burn CPU.
 RECHECK_EVERY_SECONDS = 0.25
+# A new swap wakes the worker at once (`wake_on`); the interval only bounds how late a live
+# step (seconds apart) or a warm period's end (days) is noticed. A pass is two queries, and at
+# the 50 ms default they ran twenty times a second whether there was work or not.
+MIN_INTERVAL_SECONDS = 0.2
 
 
 class SwapWorker(PollingWorker):
@@ -33,7 +37,8 @@ class SwapWorker(PollingWorker):
     wake_on = frozenset(event_names(*SWAP_EVENTS))
 
     def __init__(self, container: Container) -> None:
-        super().__init__(container, container.settings.poll_interval_seconds)
+        interval = max(container.settings.poll_interval_seconds, MIN_INTERVAL_SECONDS)
+        super().__init__(container, interval)
         self.step_seconds = container.settings.fulfillment_step_seconds
         self._rechecked_at = 0.0
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from grpc.aio import ServicerContext
 
+from infra.blocking import run_blocking
 from infra.clock import iso
 from partnerapi.v2 import admin_pb2, admin_pb2_grpc
 from partnerapi.v2.admin_pb2 import (
@@ -84,7 +84,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     async def CreateOrganization(
         self, request: CreateOrganizationRequest, context: ServicerContext[CreateOrganizationRequest, CreateOrganizationResponse]
     ) -> CreateOrganizationResponse:
-        described = await anyio.to_thread.run_sync(
+        described = await run_blocking(
             lambda: self.c.accounts.create_organization(
                 request.name, *_rate(request)
             )
@@ -95,14 +95,14 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self, request: GetOrganizationRequest, context: ServicerContext[GetOrganizationRequest, GetOrganizationResponse]
     ) -> GetOrganizationResponse:
         accounts = self.c.accounts
-        org = await anyio.to_thread.run_sync(accounts.organization, request.org_id)
+        org = await run_blocking(accounts.organization, request.org_id)
         described = accounts.describe_organization(org)
         return GetOrganizationResponse(organization=_organization(described))
 
     async def SetRateLimit(
         self, request: SetRateLimitRequest, context: ServicerContext[SetRateLimitRequest, SetRateLimitResponse]
     ) -> SetRateLimitResponse:
-        described = await anyio.to_thread.run_sync(
+        described = await run_blocking(
             lambda: self.c.accounts.set_rate_limit(
                 request.org_id, *_rate(request)
             )
@@ -119,7 +119,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
             with self.c.read_db.read() as cur:
                 return keys_of(cur, str(self.c.accounts.describe_organization(org)["id"]))
 
-        rows = await anyio.to_thread.run_sync(load)
+        rows = await run_blocking(load)
         keys = []
         for row in rows:
             key = admin_pb2.ApiKey(
@@ -137,7 +137,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     async def CreateApiKey(
         self, request: CreateApiKeyRequest, context: ServicerContext[CreateApiKeyRequest, CreateApiKeyResponse]
     ) -> CreateApiKeyResponse:
-        issued = await anyio.to_thread.run_sync(
+        issued = await run_blocking(
             self.c.accounts.create_key, request.org_id, request.environment, request.preset
         )
         return CreateApiKeyResponse(key=_issued(issued))
@@ -145,13 +145,13 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
     async def RotateApiKey(
         self, request: RotateApiKeyRequest, context: ServicerContext[RotateApiKeyRequest, RotateApiKeyResponse]
     ) -> RotateApiKeyResponse:
-        issued = await anyio.to_thread.run_sync(self.c.accounts.rotate_key, request.key_id)
+        issued = await run_blocking(self.c.accounts.rotate_key, request.key_id)
         return RotateApiKeyResponse(key=_issued(issued, replaces=request.key_id))
 
     async def RevokeApiKey(
         self, request: RevokeApiKeyRequest, context: ServicerContext[RevokeApiKeyRequest, RevokeApiKeyResponse]
     ) -> RevokeApiKeyResponse:
-        revoked = await anyio.to_thread.run_sync(self.c.accounts.revoke_key, request.key_id)
+        revoked = await run_blocking(self.c.accounts.revoke_key, request.key_id)
         return RevokeApiKeyResponse(
             id=str(revoked["id"]), revoked=bool(revoked["revoked"])
         )
@@ -160,7 +160,7 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self, request: CreditWalletRequest, context: ServicerContext[CreditWalletRequest, CreditWalletResponse]
     ) -> CreditWalletResponse:
         command = CreditWallet(org_id=request.org_id, amount_cents=int(request.amount_cents))
-        credited = await anyio.to_thread.run_sync(credit_wallet, self.c, command)
+        credited = await run_blocking(credit_wallet, self.c, command)
         return CreditWalletResponse(
             org_id=credited.org_id, balance_cents=credited.balance_cents
         )
@@ -169,5 +169,5 @@ class AdminServicer(admin_pb2_grpc.AdminServiceServicer):
         self, request: SetWebhookEndpointRequest, context: ServicerContext[SetWebhookEndpointRequest, SetWebhookEndpointResponse]
     ) -> SetWebhookEndpointResponse:
         endpoints, command = endpoints_of(self.c), SetWebhookEndpoint(url=request.url)
-        endpoint = await anyio.to_thread.run_sync(endpoints.set_url, request.org_id, command)
+        endpoint = await run_blocking(endpoints.set_url, request.org_id, command)
         return SetWebhookEndpointResponse(url=endpoint.url, secret=endpoint.secret)

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-import anyio
 from eventsourcing.domain import DomainEventProtocol
 from grpc.aio import ServicerContext
 
@@ -16,6 +15,7 @@ from audit.chain import verify_and_seal
 from audit.records import EventRecord, Owners, describe, history, parse_aggregate_id
 from audit.replay import replay
 from domain.errors import NotFound, invalid
+from infra.blocking import run_blocking
 from infra.ids import parse_id
 from partnerapi.v2 import audit_pb2, audit_pb2_grpc
 from partnerapi.v2.audit_pb2 import (
@@ -96,7 +96,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         owners = Owners(self.c.store)
         position = max(0, int(request.after_position))
         while True:
-            matched, reached = await anyio.to_thread.run_sync(self._batch, position, admits, owners)
+            matched, reached = await run_blocking(self._batch, position, admits, owners)
             for event in matched:
                 yield StreamEventsResponse(event=event)
             if reached == position:
@@ -111,7 +111,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         aggregate = parse_aggregate_id(request.aggregate_id)
         if aggregate is None:
             raise invalid("aggregate_id must be a public id or a UUID.", "aggregate_id")
-        records = await anyio.to_thread.run_sync(history, self.c.store, aggregate)
+        records = await run_blocking(history, self.c.store, aggregate)
         if not records:
             raise NotFound("aggregate", field="aggregate_id")
         return GetHistoryResponse(events=[stored_event(r) for r in records])
@@ -120,7 +120,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
         self, request: VerifyProjectionsRequest, context: ServicerContext[VerifyProjectionsRequest, VerifyProjectionsResponse]
     ) -> VerifyProjectionsResponse:
         c = self.c
-        report = await anyio.to_thread.run_sync(replay, c.settings, c.store, c.read_models)
+        report = await run_blocking(replay, c.settings, c.store, c.read_models)
         return VerifyProjectionsResponse(
             identical=report.identical,
             position=report.position,
@@ -141,7 +141,7 @@ class AuditServicer(audit_pb2_grpc.AuditServiceServicer):
     async def VerifyChain(
         self, request: VerifyChainRequest, context: ServicerContext[VerifyChainRequest, VerifyChainResponse]
     ) -> VerifyChainResponse:
-        report = await anyio.to_thread.run_sync(verify_and_seal, self.c.store, self.c.ops_db)
+        report = await run_blocking(verify_and_seal, self.c.store, self.c.ops_db)
         return VerifyChainResponse(
             intact=report.intact,
             checked=report.checked,

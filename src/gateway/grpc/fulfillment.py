@@ -12,11 +12,11 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-import anyio
 import msgspec
 from grpc.aio import ServicerContext
 
 from gateway.grpc.interceptor import operator_of
+from infra.blocking import run_blocking
 from partnerapi.v2 import fulfillment_pb2, fulfillment_pb2_grpc
 from partnerapi.v2.fulfillment_pb2 import (
     ListWorkRequest,
@@ -104,13 +104,13 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
     ) -> fulfillment_pb2.OperatorReport:
         """Run a report's use case as the calling operator."""
         operator = operator_of(context)
-        view = await anyio.to_thread.run_sync(use_case, self.c, operator, command)
+        view = await run_blocking(use_case, self.c, operator, command)
         return operator_report(view)
 
     async def ListWork(
         self, request: ListWorkRequest, context: ServicerContext[ListWorkRequest, ListWorkResponse]
     ) -> ListWorkResponse:
-        work = await anyio.to_thread.run_sync(list_work, self.c, list_query(request))
+        work = await run_blocking(list_work, self.c, list_query(request))
         return ListWorkResponse(
             items=[work_item(item) for item in work.items],
             stuck_after_seconds=work.stuck_after_seconds,
@@ -123,13 +123,13 @@ class FulfillmentServicer(fulfillment_pb2_grpc.FulfillmentServiceServicer):
     ) -> AsyncIterator[StreamWorkResponse]:
         query = stream_query(request)
         # The position first, then the list: a change in between arrives twice, never not at all.
-        position = await anyio.to_thread.run_sync(work_position, self.c)
+        position = await run_blocking(work_position, self.c)
         listing = ListWork(stuck_after_seconds=query.stuck_after_seconds, org_id=query.org_id)
-        current = await anyio.to_thread.run_sync(list_work, self.c, listing)
+        current = await run_blocking(list_work, self.c, listing)
         for item in current.items:
             yield StreamWorkResponse(item=work_item(item))
         while query.follow:
-            changed, reached = await anyio.to_thread.run_sync(
+            changed, reached = await run_blocking(
                 work_changes, self.c, query, position
             )
             for item in changed:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import anyio
 from litestar import Controller, Request, Response, get, post
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.datastructures import Cookie
@@ -27,6 +26,7 @@ from domain.api_keys import ApiKey
 from domain.errors import DomainError
 from gateway.portal.clock import clock_panel
 from gateway.rest.lists import container_of
+from infra.blocking import run_blocking
 from infra.ids import parse_id
 from webhooks.commands import SetWebhookEndpoint
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
@@ -89,7 +89,7 @@ async def _form_session(
     request: Request[Any, Any, Any],
 ) -> tuple[Container, Session, dict[str, Any]]:
     container = container_of(request)
-    session = await anyio.to_thread.run_sync(_session, container, request)
+    session = await run_blocking(_session, container, request)
     form = dict(await request.form())
     csrf = str(form.get("csrf", "")).encode()
     if session is None or not hmac.compare_digest(csrf, session.csrf.encode()):
@@ -186,7 +186,7 @@ class PortalController(Controller):
     async def login(self, request: Request[Any, Any, Any]) -> Response[Any]:
         container = container_of(request)
         secret = str((await request.form()).get("api_key", "")).strip()
-        principal = await anyio.to_thread.run_sync(container.accounts.authenticate, secret)
+        principal = await run_blocking(container.accounts.authenticate, secret)
         if principal is None or principal.preset != "full":
             return _html("login.html", 401, error="Use a valid API key with the full preset.")
         expires = int(container.clock.now()) + SESSION_SECONDS
@@ -217,15 +217,15 @@ class PortalController(Controller):
             return _to_login()
         service = endpoints_of(container)
         try:
-            saved = await anyio.to_thread.run_sync(
+            saved = await run_blocking(
                 service.set_url, session.org_id, SetWebhookEndpoint(url=str(form.get("url", "")))
             )
         except DomainError as exc:
             message = exc.message
-            return await anyio.to_thread.run_sync(
+            return await run_blocking(
                 lambda: _dashboard(container, session, error=message)
             )
-        return await anyio.to_thread.run_sync(
+        return await run_blocking(
             lambda: _dashboard(container, session, secret=saved.secret)
         )
 
@@ -236,15 +236,15 @@ class PortalController(Controller):
         except PermissionError:
             return _to_login()
         try:
-            rotated = await anyio.to_thread.run_sync(
+            rotated = await run_blocking(
                 endpoints_of(container).rotate_secret, session.org_id
             )
         except DomainError as exc:
             message = exc.message
-            return await anyio.to_thread.run_sync(
+            return await run_blocking(
                 lambda: _dashboard(container, session, error=message)
             )
-        return await anyio.to_thread.run_sync(
+        return await run_blocking(
             lambda: _dashboard(container, session, secret=rotated.secret)
         )
 
@@ -259,7 +259,7 @@ class PortalController(Controller):
             position = endpoints_of(container).send_test(session.org_id, session.environment)
             container.read_models.wait_for(position)
 
-        await anyio.to_thread.run_sync(send)
+        await run_blocking(send)
         return _to_login()
 
     @post("/events/{event_id:str}/redeliver", operation_id="portalRedeliver", summary="Redeliver")
@@ -276,7 +276,7 @@ class PortalController(Controller):
             if row is not None:  # another tenant's or an unknown id: nothing to do
                 redeliver(container.read_db, row, session.org_id, container.clock.now())
 
-        await anyio.to_thread.run_sync(send_again)
+        await run_blocking(send_again)
         return _to_login()
 
     @post("/redeliver", operation_id="portalRedeliverSince", summary="Redeliver since")
@@ -303,4 +303,4 @@ class PortalController(Controller):
             )
             return _dashboard(container, session, redelivered=count)
 
-        return await anyio.to_thread.run_sync(send_again)
+        return await run_blocking(send_again)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from litestar import Controller, Request, Response, post
 
 from domain.errors import DomainError
 from gateway.portal.app import _dashboard, _form_session, _to_login
 from gateway.portal.clock import form_seconds
+from infra.blocking import run_blocking
 from infra.clock import SANDBOX
 from services.sandbox.clock import advance_clock
 
@@ -37,4 +37,4 @@ class PortalClockController(Controller):
             moved = advance_clock(container, session.org_id, seconds)
             return _dashboard(container, session, came_due=moved.came_due)
 
-        return await anyio.to_thread.run_sync(move)
+        return await run_blocking(move)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from litestar.connection import ASGIConnection
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
 from gateway.rest import metrics
+from infra.blocking import run_blocking
 from infra.clock import enter_scope, leave_scope
-from services.accounts.keys import Principal
+from services.accounts.keys import Authenticated, Principal
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -33,7 +33,8 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
     exclude_path_pattern = tuple(f"^{path}" for path in PUBLIC_PATHS)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        principal, headers = await authorize_off_loop(scope["app"].state["container"], scope)
+        checked, headers = await authorize_off_loop(scope["app"].state["container"], scope)
+        principal = checked.principal
         # Checked here rather than in a Litestar guard: a sync guard is run in the thread pool,
         # a hand-off per request that cost more than the whole key check and rate limit.
         check_permission(
@@ -41,7 +42,7 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
         )
         scope["principal"] = principal  # type: ignore[typeddict-unknown-key]
         # Everything this request does reads its sandbox's clock (decisions.md 6).
-        clock_scope = enter_scope(principal.org_id, principal.environment)
+        clock_scope = enter_scope(principal.org_id, principal.environment, checked.clock_version)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -56,20 +57,23 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
 
 async def authorize_off_loop(
     container: Container, scope: Any
-) -> tuple[Principal, list[tuple[bytes, bytes]]]:
+) -> tuple[Authenticated, list[tuple[bytes, bytes]]]:
     """`authorize`, in a worker thread where its key check and rate-limit spend are network
     round trips (PostgreSQL): run on the event loop, they held every other request behind them,
     and under load requests queued there longer than they took to answer. On SQLite both are
     microseconds, less than the hand-off to a thread."""
     if container.settings.database_url:
-        return await anyio.to_thread.run_sync(authorize, container, scope)
+        return await run_blocking(authorize, container, scope)
     return authorize(container, scope)
 
 
-def authorize(container: Container, scope: Any) -> tuple[Principal, list[tuple[bytes, bytes]]]:
-    """The key's principal and the RateLimit headers, after spending one token of its
+def authorize(
+    container: Container, scope: Any
+) -> tuple[Authenticated, list[tuple[bytes, bytes]]]:
+    """The checked key and the RateLimit headers, after spending one token of its
     organization's allowance; 401 before any spending, 429 when the allowance is used up."""
-    principal = authenticate_scope(container, scope)
+    checked = authenticate_scope(container, scope)
+    principal = checked.principal
     bucket = f"{principal.org_id}:{principal.environment}"
     rate = principal.rate_rps or container.settings.default_rate_rps
     burst = principal.rate_burst or container.settings.default_rate_burst
@@ -84,7 +88,7 @@ def authorize(container: Container, scope: Any) -> tuple[Principal, list[tuple[b
     if not decision.allowed:
         metrics.RATE_LIMITED.inc()
         raise RateLimited(decision.retry_after_seconds, headers)
-    return principal, headers
+    return checked, headers
 
 
 class RateLimited(DomainError):
@@ -110,7 +114,7 @@ class Unauthorized(DomainError):
         self.headers = {"WWW-Authenticate": challenge}
 
 
-def authenticate_scope(container: Container, scope: Any) -> Principal:
+def authenticate_scope(container: Container, scope: Any) -> Authenticated:
     header = b""
     for name, value in scope["headers"]:
         if name == b"authorization":
@@ -123,10 +127,10 @@ def authenticate_scope(container: Container, scope: Any) -> Principal:
             "Send a valid API key as 'Authorization: Bearer <key>'.",
             key_sent=scheme.lower() == "bearer",
         )
-    principal: Principal | None = container.accounts.authenticate(token.strip())
-    if principal is None:
+    checked = container.accounts.check(token.strip())
+    if checked is None:
         raise Unauthorized("The API key is missing, malformed or revoked.", key_sent=True)
-    return principal
+    return checked
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
 from litestar.params import Parameter
@@ -16,6 +15,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
+from infra.blocking import run_blocking
 from services.catalog.bundles import archive_bundle, create_bundle, get_bundle, update_bundle
 from services.catalog.commands import CreateBundle, UpdateBundle
 from services.catalog.sizing import __doc__ as SIZING_RULE
@@ -96,7 +96,7 @@ class BundlesController(Controller):
     ) -> BundleResponse:
         principal = principal_of(request)
         container = container_of(request)
-        view = await anyio.to_thread.run_sync(
+        view = await run_blocking(
             lambda: update_bundle(container, principal, bundle_id, data)
         )
         return BundleResponse(view)
@@ -113,7 +113,7 @@ class BundlesController(Controller):
     async def archive(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
         principal = principal_of(request)
         container = container_of(request)
-        view = await anyio.to_thread.run_sync(
+        view = await run_blocking(
             lambda: archive_bundle(container, principal, bundle_id)
         )
         return BundleResponse(view)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, get, patch, post
 from litestar.params import Parameter
@@ -14,6 +13,7 @@ from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.domains.commands import CheckAvailability, UpdateDomain
 from services.domains.renewals import __doc__ as RENEWAL_RULES
 from services.domains.renewals import update_domain
@@ -127,4 +127,4 @@ class DomainsController(Controller):
         def run() -> DomainOut:
             return update_domain(container, principal, domain_id, data)
 
-        return DomainResponse(await anyio.to_thread.run_sync(run))
+        return DomainResponse(await run_blocking(run))

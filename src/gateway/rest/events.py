@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 from litestar import Controller, Request, Response, get, post, put
 from litestar.params import Parameter
 
@@ -14,6 +13,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
+from infra.blocking import run_blocking
 from schema.event_types import EVENT_TYPES
 from views.events import (
     EndpointResponse,
@@ -44,7 +44,7 @@ NEW_SECRET = ResponseDoc(EndpointSecretResponse, description="The URL and its ne
 async def _show_everything_stored(request: Request[Any, Any, Any]) -> None:
     """The log is a read model, while `GET /orders/{id}` and the like read the aggregate: a
     partner who saw an order completed finds its `order.completed` here on the next call."""
-    await anyio.to_thread.run_sync(container_of(request).unit_of_work.wait_for_stored)
+    await run_blocking(container_of(request).unit_of_work.wait_for_stored)
 
 
 class EventsController(Controller):
@@ -160,7 +160,7 @@ class EventsController(Controller):
     ) -> EventResponse:
         container = container_of(request)
         principal = principal_of(request)
-        found = await anyio.to_thread.run_sync(
+        found = await run_blocking(
             redeliver_event, container, principal.tenant, principal.org_id, event_id
         )
         return EventResponse(found)

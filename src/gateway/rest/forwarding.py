@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from litestar import Controller, Request, Response, get, post
 
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.domains.commands import SetForwarding
 from services.domains.forwarding import __doc__ as FORWARDING_RULES
 from services.domains.forwarding import load_job, submit
@@ -48,5 +48,5 @@ class ForwardingController(Controller):
     async def get_job(self, request: Request[Any, Any, Any], job_id: str) -> ForwardingJobResponse:
         container, principal = container_of(request), principal_of(request)
         return ForwardingJobResponse(
-            await anyio.to_thread.run_sync(lambda: load_job(container, principal, job_id))
+            await run_blocking(lambda: load_job(container, principal, job_id))
         )

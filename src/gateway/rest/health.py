@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from litestar import Request, Response, get
 
 from gateway.rest import metrics
 from gateway.rest.lists import container_of
+from infra.blocking import run_blocking
 from projections.follower import tracked_position
 from projections.runner import READ_MODELS_TRACKING
 from services.operations.readiness import nats_reachable, readiness
@@ -45,10 +45,10 @@ async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     applied = (
         models.follower.position
         if models.running_here
-        else await anyio.to_thread.run_sync(tracked_position, models.db, READ_MODELS_TRACKING)
+        else await run_blocking(tracked_position, models.db, READ_MODELS_TRACKING)
     )
     metrics.PROJECTION_LAG.set(max(0, head - applied))
-    text = await anyio.to_thread.run_sync(_render_with_stored_figures, container, head)
+    text = await run_blocking(_render_with_stored_figures, container, head)
     return Response(text, media_type="text/plain; version=0.0.4")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import msgspec
 from litestar import Request, Response
 
@@ -13,6 +12,7 @@ from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.lists import container_of
 from gateway.rest.strict_bodies import request_rules
+from infra.blocking import run_blocking
 from infra.idempotency import Claim, fingerprint
 
 MAX_KEY_LENGTH = 255
@@ -76,7 +76,7 @@ async def idempotent(
         store.finish(stored, status_code, encoded)
         return None, encoded
 
-    stored, encoded = await anyio.to_thread.run_sync(once)
+    stored, encoded = await run_blocking(once)
     if encoded is None:
         return Response(
             stored.body,
@@ -93,7 +93,7 @@ async def maybe_idempotent(
     """Idempotency-Key is optional on this POST: honoured when sent."""
     if request.headers.get("idempotency-key"):
         return await idempotent(request, run, status_code=status_code)
-    result = await anyio.to_thread.run_sync(run)
+    result = await run_blocking(run)
     return Response(
         msgspec.json.encode(result), status_code=status_code, media_type="application/json"
     )

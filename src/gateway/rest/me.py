@@ -48,11 +48,11 @@ async def serve_me(container: Container, scope: dict[str, Any], send: Any) -> No
     """`GET /partner/v1/me` as raw ASGI: what the Litestar route answers, byte for byte."""
     scope["path_template"] = ME_PATH
     try:
-        principal, rate_headers = await authorize_off_loop(container, scope)
+        checked, rate_headers = await authorize_off_loop(container, scope)
     except Exception as error:  # noqa: BLE001 - answered like Litestar's exception handler
         await send_raw_error(send, scope["request_id"], error, f"GET {ME_PATH}")
         return
-    body = _encode(me_response(principal))
+    body = _encode(me_response(checked.principal))
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", b"%d" % len(body)),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
@@ -19,6 +18,7 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from infra.blocking import run_blocking
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.use_cases import cancel_order, get_order, place_order, resolve_action
 from views.orders import (
@@ -203,7 +203,7 @@ class OrdersController(Controller):
         principal = principal_of(request)
         container = container_of(request)
         command = NO_INPUT if data is None else data
-        view = await anyio.to_thread.run_sync(
+        view = await run_blocking(
             lambda: resolve_action(container, principal, action_id, command)
         )
         return ResolvedActionResponse(view)
@@ -220,7 +220,7 @@ class OrdersController(Controller):
     async def get_one(self, request: Request[Any, Any, Any], order_id: str) -> OrderResponse:
         container = container_of(request)
         principal = principal_of(request)
-        view = await anyio.to_thread.run_sync(lambda: get_order(container, principal, order_id))
+        view = await run_blocking(lambda: get_order(container, principal, order_id))
         return OrderResponse(view)
 
     @post(
@@ -243,5 +243,5 @@ class OrdersController(Controller):
     async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> OrderResponse:
         container = container_of(request)
         principal = principal_of(request)
-        view = await anyio.to_thread.run_sync(lambda: cancel_order(container, principal, order_id))
+        view = await run_blocking(lambda: cancel_order(container, principal, order_id))
         return OrderResponse(view)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
@@ -22,6 +21,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.workspaces import PROMOTION_NOTE
+from infra.blocking import run_blocking
 from projections.pool import condition_clause, render_pool_row
 from services.fulfillment.burned_domains import load_burned_job
 from services.pool import attach as pool_attach
@@ -80,7 +80,7 @@ class PoolController(Controller):
         self, request: Request[Any, Any, Any], data: AddPoolDomains
     ) -> PoolAddResponse:
         container, principal = container_of(request), principal_of(request)
-        result = await anyio.to_thread.run_sync(
+        result = await run_blocking(
             lambda: pool_inventory.add_domains(container, principal, data)
         )
         return PoolAddResponse(result)
@@ -97,7 +97,7 @@ class PoolController(Controller):
         self, request: Request[Any, Any, Any], data: RemovePoolDomains
     ) -> PoolRemoveResponse:
         container, principal = container_of(request), principal_of(request)
-        result = await anyio.to_thread.run_sync(
+        result = await run_blocking(
             lambda: pool_inventory.remove_domains(container, principal, data)
         )
         return PoolRemoveResponse(data=result)
@@ -185,7 +185,7 @@ class PoolController(Controller):
         self, request: Request[Any, Any, Any], reservation_id: str
     ) -> ReservationResponse:
         container, principal = container_of(request), principal_of(request)
-        found = await anyio.to_thread.run_sync(
+        found = await run_blocking(
             lambda: pool_attach.load_reservation(container, principal, reservation_id)
         )
         return ReservationResponse(found)
@@ -202,7 +202,7 @@ class PoolController(Controller):
         self, request: Request[Any, Any, Any], release_id: str
     ) -> ReleaseResponse:
         container, principal = container_of(request), principal_of(request)
-        found = await anyio.to_thread.run_sync(
+        found = await run_blocking(
             lambda: pool_attach.load_release(container, principal, release_id)
         )
         return ReleaseResponse(found)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from litestar import Controller, Request, post
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
@@ -12,6 +11,7 @@ from gateway.rest.json_bodies import decode_body
 from gateway.rest.lists import container_of
 from gateway.rest.orders import UNKNOWN_TARGET
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.catalog.pricing import __doc__ as PRICES
 from services.orders.commands import PlaceOrder
 from services.orders.use_cases import quote
@@ -40,5 +40,5 @@ class QuotesController(Controller):
         principal = principal_of(request)
         container = container_of(request)
         command = await decode_body(request, PlaceOrder)
-        result = await anyio.to_thread.run_sync(lambda: quote(container, principal, command))
+        result = await run_blocking(lambda: quote(container, principal, command))
         return QuoteResponse(result)

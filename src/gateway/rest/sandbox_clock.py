@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from litestar import Controller, Request, Response, get, post
 
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.sandbox.clock import advance_sandbox_clock, get_sandbox_clock
 from services.sandbox.commands import AdvanceSandboxClock
 from views.sandbox import AdvancedResponse, ClockResponse
@@ -42,7 +42,7 @@ class SandboxClockController(Controller):
     )
     async def read(self, request: Request[Any, Any, Any]) -> ClockResponse:
         container, principal = container_of(request), principal_of(request)
-        clock = await anyio.to_thread.run_sync(lambda: get_sandbox_clock(container, principal))
+        clock = await run_blocking(lambda: get_sandbox_clock(container, principal))
         return ClockResponse(clock)
 
     @post(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
@@ -17,6 +16,7 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
+from infra.blocking import run_blocking
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
 from services.swaps.plan import __doc__ as SWAP_RULES
 from services.swaps.steps import __doc__ as SWAP_STEPS_RULES
@@ -146,5 +146,5 @@ class SwapsController(Controller):
     async def get_one(self, request: Request[Any, Any, Any], swap_id: str) -> SwapResponse:
         principal, container = principal_of(request), container_of(request)
         return SwapResponse(
-            await anyio.to_thread.run_sync(lambda: get_swap(container, principal, swap_id))
+            await run_blocking(lambda: get_swap(container, principal, swap_id))
         )

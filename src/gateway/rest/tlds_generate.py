@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, get, post
 
 from gateway.rest.auth import WRITE_LIMITED, principal_of
 from gateway.rest.lists import container_of, memory_page
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.domains.commands import GenerateDomains
 from services.domains.generation import __doc__ as GENERATION_RULES
 from services.domains.generation import generate, tld_catalog
@@ -56,5 +56,5 @@ class TldsGenerateController(Controller):
     ) -> GeneratedResponse:
         container, principal = container_of(request), principal_of(request)
         return GeneratedResponse(
-            await anyio.to_thread.run_sync(lambda: generate(container, principal, data))
+            await run_blocking(lambda: generate(container, principal, data))
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 from litestar import Controller, Request, Response, get, patch, post
 from litestar.params import Parameter
@@ -19,6 +18,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotency_key_first, idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
+from infra.blocking import run_blocking
 from services.accounts.commands import CreateWorkspace, UpdateWorkspace
 from services.accounts.workspaces import create_workspace, get_workspace, update_workspace
 from views.workspaces import WorkspaceOut, WorkspacePage, WorkspaceResponse
@@ -155,7 +155,7 @@ class WorkspacesController(Controller):
     ) -> WorkspaceResponse:
         principal = principal_of(request)
         container = container_of(request)
-        view = await anyio.to_thread.run_sync(
+        view = await run_blocking(
             lambda: update_workspace(container, principal, workspace_id, data)
         )
         return WorkspaceResponse(view)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import anyio
-
+from infra.blocking import run_blocking
 from infra.storage_health import room_to_write
 from projections.follower import tracked_position
 from views.readiness import Readiness
@@ -39,10 +38,10 @@ class OutboxProgress:
 
 
 async def readiness(container: Container) -> Readiness:
-    checks = {"event_store": await anyio.to_thread.run_sync(event_store_check, container)}
+    checks = {"event_store": await run_blocking(event_store_check, container)}
     checks["nats"] = await nats_check(container)
     if container.settings.nats_url:
-        checks["outbox"] = await anyio.to_thread.run_sync(outbox_check, container)
+        checks["outbox"] = await run_blocking(outbox_check, container)
     return Readiness(ready=all(value in OK for value in checks.values()), checks=checks)
 
 
