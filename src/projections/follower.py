@@ -18,6 +18,7 @@ from eventsourcing.persistence import Notification
 
 from infra.database import Database
 from infra.store import EventStore
+from projections.position_gate import PositionGate
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,7 @@ class Follower:
         self.announce = announce
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._caught_up = threading.Condition()
-        self.position = 0
+        self._caught_up = PositionGate()
         # The position this follower last committed: read from the table only when unknown,
         # since the compare-and-set in advance_tracking catches a position moved meanwhile.
         self._committed: int | None = None
@@ -181,16 +181,18 @@ class Follower:
         while self.run_batch()[1]:
             pass
 
+    @property
+    def position(self) -> int:
+        """The last notification this follower applied (and committed)."""
+        return self._caught_up.position
+
     def _set_position(self, position: int) -> None:
-        with self._caught_up:
-            self.position = position
-            self._caught_up.notify_all()
+        self._caught_up.move_to(position)
 
     def wait_for(self, notification_id: int, timeout: float = 2.0) -> bool:
         """Block until this follower has applied the given notification (read-your-writes)."""
         self._wake.set()
-        with self._caught_up:
-            return self._caught_up.wait_for(lambda: self.position >= notification_id, timeout)
+        return self._caught_up.wait_for(notification_id, timeout)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name=f"follower-{self.name}", daemon=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from infra.pg_listen import listen
+from projections.position_gate import PositionGate
 
 log = logging.getLogger(__name__)
 
@@ -30,37 +31,47 @@ class PositionWatch:
     def __init__(self, read_position: Callable[[], int], poll_seconds: float = POLL_SECONDS) -> None:
         self._read_position = read_position
         self._poll_seconds = poll_seconds
-        self._changed = threading.Condition()
+        self._gate = PositionGate(-1)  # -1: none read yet
+        # The reader thread parks while no one waits.
+        self._reader = threading.Condition()
         self._waiting = 0
         self._thread: threading.Thread | None = None
         self._closed = False
-        self.position = -1  # none read yet
         self.moved_at = time.monotonic()
+
+    @property
+    def position(self) -> int:
+        return self._gate.position
 
     def wait_for(self, target: int, timeout: float, stalled_after: float) -> bool:
         """Whether the position reached `target` before `timeout`; False early once it stood
         still for `stalled_after` seconds of this wait (the process applying it is down)."""
         started = time.monotonic()
         deadline = started + timeout
-        with self._changed:
+        if self._gate.position >= target:
+            return True
+        with self._reader:
             self._waiting += 1
             self._start_once()
-            self._changed.notify_all()  # the reader may be parked with no one waiting
-            try:
-                while self.position < target:
-                    now = time.monotonic()
-                    if now >= deadline or now - max(self.moved_at, started) >= stalled_after:
-                        return False
-                    self._changed.wait(min(deadline - now, stalled_after))
-                return True
-            finally:
+            self._reader.notify_all()  # the reader may be parked with no one waiting
+        try:
+            while True:
+                now = time.monotonic()
+                still_for = now - max(self.moved_at, started)
+                if now >= deadline or still_for >= stalled_after:
+                    return self._gate.position >= target
+                # Woken when the target is reached, or to see whether the position stalled.
+                if self._gate.wait_for(target, min(deadline - now, stalled_after - still_for)):
+                    return True
+        finally:
+            with self._reader:
                 self._waiting -= 1
 
     def close(self) -> None:
         """Stops the reader (a closing container: its database goes with it)."""
-        with self._changed:
+        with self._reader:
             self._closed = True
-            self._changed.notify_all()
+            self._reader.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
 
@@ -71,9 +82,9 @@ class PositionWatch:
 
     def _run(self) -> None:
         while True:
-            with self._changed:
+            with self._reader:
                 while not self._waiting and not self._closed:
-                    self._changed.wait()
+                    self._reader.wait()
                 if self._closed:
                     return
             try:
@@ -86,11 +97,9 @@ class PositionWatch:
             time.sleep(self._poll_seconds)
 
     def _moved_to(self, position: int, forward_only: bool = False) -> None:
-        with self._changed:
-            moved = position > self.position if forward_only else position != self.position
-            if moved:
-                self.position, self.moved_at = position, time.monotonic()
-                self._changed.notify_all()
+        now = time.monotonic()
+        if self._gate.move_to(position, forward_only):
+            self.moved_at = now
 
 
 def position_channel(schema: str) -> str:
