@@ -149,6 +149,27 @@ class EventStore(Application[UUID]):
         self._keep_version(key, found)
         return found
 
+    def keep_histories(self) -> None:
+        """Remember the stored events this process reads or writes from now on, for
+        `rebuilt` (a process that asks `at_version` does so from its first ask)."""
+        self._versions_read = True
+
+    def rebuilt(self, aggregate_id: UUID) -> Any | None:
+        """The aggregate built afresh (the caller may change and save it) from the stored
+        events this process read or wrote of it, or None when it does not hold them all from
+        the first. As of the last of them, which need not be the last stored: a save from it
+        then fails on its version, as one from any stale load does."""
+        with self._versions_lock:
+            history = self._histories.get(aggregate_id)
+            known = None if history is None else list(history)
+        if not known:
+            return None
+        found = None
+        for stored in known:
+            event = cast(CanMutateProtocol[Any], self.mapper.to_domain_event(stored))
+            found = event.mutate(found)
+        return found
+
     def remember_stored(self, notifications: Sequence[Notification]) -> None:
         """Keep the stored form of aggregates' events, read from the log or just saved, so
         that `at_version` rebuilds them without reading them back: a follower in another

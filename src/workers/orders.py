@@ -72,6 +72,8 @@ class FulfillmentWorker(PollingWorker):
                 "job TEXT NOT NULL, due_at DOUBLE PRECISION NOT NULL)"
             )
         self.follower = Follower(container.store, self.db, TRACKING, self._track)
+        # The orders its follower reads are the ones it moves: kept, they need no load.
+        container.store.keep_histories()
         # The jobs of a pass run side by side (each its own order): their saves then share
         # commits (group commit) instead of each waiting for its own flush in turn. Jobs of
         # one order never run together: a pass lists an order once, and claims it first.
@@ -177,12 +179,28 @@ class FulfillmentWorker(PollingWorker):
         )
 
     def _run(self, order_uuid: uuid.UUID, job: str) -> None:
-        order = self.container.store.find(order_uuid, Order)
-        if not isinstance(order, Order):
+        # First the order as this worker's follower read it from the log (no load); should
+        # it have moved on since, its save fails on the version and the job runs at once on
+        # the order as stored.
+        remembered = self.container.store.rebuilt(order_uuid)
+        if isinstance(remembered, Order) and self._run_on(remembered, job, last_try=False):
             return
+        order = self.container.store.find(order_uuid, Order)
+        if isinstance(order, Order):
+            self._run_on(order, job, last_try=True)
+
+    def _run_on(self, order: Order, job: str, last_try: bool) -> bool:
+        """Whether the job is done with (moved, or nothing to do): False when another writer
+        saved the order first."""
         # A sandbox order's grace window ends on its organization's sandbox clock.
         with self.container.clock.scoped(order.org_id, order.environment):
-            self._move(order, job)
+            try:
+                self._move(order, job)
+            except RecordConflictError:
+                if last_try:
+                    log.info("order %s moved by another writer; the job runs again", order.id)
+                return False
+        return True
 
     def _move(self, order: Order, job: str) -> None:
         at = self.container.clock.now()
@@ -205,10 +223,7 @@ class FulfillmentWorker(PollingWorker):
                     others = apply_outcome(self.container, order, outcome, at)
         else:
             return
-        try:
-            self.container.store.save(order, *others)
-        except RecordConflictError:
-            log.info("order %s moved by another writer; the job runs again", order.id)
+        self.container.store.save(order, *others)
 
     async def start(self) -> None:
         # Jobs come from the event log; catch up before the first pass so none is missed.
