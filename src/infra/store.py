@@ -79,7 +79,8 @@ class EventStore(Application[UUID]):
         self._stamp_lock = threading.Lock()
         self._versions: OrderedDict[tuple[UUID, int], Any] = OrderedDict()
         self._versions_lock = threading.Lock()
-        self._versions_read = False  # whether this process asks at_version at all
+        # Whether this process keeps histories: it asks `at_version`, or `keep_histories` said so.
+        self._keeping_histories = False
         # Stored events by aggregate, from its first (`remember_stored`).
         self._histories: OrderedDict[UUID, list[Notification]] = OrderedDict()
         self._history_events = 0
@@ -127,7 +128,7 @@ class EventStore(Application[UUID]):
         not mutate what they get.
         """
         key = (aggregate_id, version)
-        self._versions_read = True
+        self._keeping_histories = True
         with self._versions_lock:
             found = self._versions.get(key)
             if found is not None:
@@ -152,7 +153,7 @@ class EventStore(Application[UUID]):
     def keep_histories(self) -> None:
         """Remember the stored events this process reads or writes from now on, for
         `rebuilt` (a process that asks `at_version` does so from its first ask)."""
-        self._versions_read = True
+        self._keeping_histories = True
 
     def rebuilt(self, aggregate_id: UUID) -> Any | None:
         """The aggregate built afresh (the caller may change and save it) from the stored
@@ -174,8 +175,8 @@ class EventStore(Application[UUID]):
         """Keep the stored form of aggregates' events, read from the log or just saved, so
         that `at_version` rebuilds them without reading them back: a follower in another
         process than the save reads every event it applies anyway. Kept only for aggregates
-        seen from their first event, and only in a process that asks `at_version` at all."""
-        if not self._versions_read:
+        seen from their first event, and only in a process that keeps histories at all."""
+        if not self._keeping_histories:
             return
         with self._versions_lock:
             for notification in notifications:
