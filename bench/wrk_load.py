@@ -146,17 +146,20 @@ class CpuMeter:
         self.switches: dict[str, int] = {}
 
     def start(self) -> None:
-        self._before = {name: _cpu_by_pid(listed()) for name, listed in self.groups.items()}
-        self._switches_before = {name: _switches(listed()) for name, listed in self.groups.items()}
+        for name, listed in self.groups.items():
+            pids = listed()
+            self._before[name] = _cpu_by_pid(pids)
+            self._switches_before[name] = _switches(pids)
 
     def stop(self) -> dict[str, float]:
         self.used = {}
         for name, listed in self.groups.items():
+            pids = listed()
             before = self._before[name]
-            now = _cpu_by_pid(listed())
+            now = _cpu_by_pid(pids)
             self.by_pid[name] = {pid: cpu - before.get(pid, 0.0) for pid, cpu in now.items()}
             self.used[name] = sum(self.by_pid[name].values())
-            self.switches[name] = _switches(listed()) - self._switches_before[name]
+            self.switches[name] = _switches(pids) - self._switches_before[name]
         return self.used
 
 

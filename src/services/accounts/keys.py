@@ -179,14 +179,13 @@ class Accounts:
             if checked is not None:
                 return checked
         self._keys.pop(secret_hash, None)
-        principal = self._load_principal(secret_hash)
-        if principal is None:
+        loaded = self._load_principal(secret_hash)
+        if loaded is None:
             return None
-        key_uuid = _key_id_for_hash(secret_hash)
-        version = self.store.recorder.select_events(key_uuid, desc=True, limit=1)
+        principal, key_version = loaded
         clock_uuid = sandbox_clock_id(principal.org_id) if principal.environment == SANDBOX else None
         self._keys[secret_hash] = _CachedKey(
-            principal, key_uuid, version[0].originator_version, time.monotonic(), clock_uuid
+            principal, _key_id_for_hash(secret_hash), key_version, time.monotonic(), clock_uuid
         )
         return Authenticated(principal)
 
@@ -200,7 +199,8 @@ class Accounts:
             return Authenticated(cached.principal)
         return Authenticated(cached.principal, versions.get(cached.clock_uuid, 0))
 
-    def _load_principal(self, secret_hash: str) -> Principal | None:
+    def _load_principal(self, secret_hash: str) -> tuple[Principal, int] | None:
+        """The valid key's principal and the key's version as loaded."""
         key = self.store.find(_key_id_for_hash(secret_hash), ApiKey)
         if key is None or key.is_revoked:
             return None
@@ -209,7 +209,7 @@ class Accounts:
         org = self.store.find(parse_id("org", key.org_id), Organization)
         if org is None:
             return None
-        return Principal(
+        principal = Principal(
             key_id=public_id("key", key.id),
             org_id=key.org_id,
             org_name=org.name,
@@ -218,6 +218,7 @@ class Accounts:
             rate_rps=org.rate_rps,
             rate_burst=org.rate_burst,
         )
+        return principal, int(key.version)
 
 
 def _check_rate(rate_rps: float | None, rate_burst: int | None) -> None:
