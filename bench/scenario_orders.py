@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from bench.flush_probe import FlushProbe
 from bench.harness import running_service
 from bench.orders_baselines import bare_http_rate, raw_append_rate
 from bench.scenario_deliveries import arrivals, percentile, running_receiver_process
@@ -247,10 +248,12 @@ def measure_store(kind: str) -> dict[str, Any]:
                 # The rate run starts from a quiet service, not behind the warm-up's webhooks.
                 wait_deliveries_settle(receiver)
                 answered: list[float] = []
-                sent, achieved = asyncio.run(
-                    offered_rate(base_url, tenants, RATE, SECONDS, answered))
+                with FlushProbe(settings.data_dir) as probe:
+                    sent, achieved = asyncio.run(
+                        offered_rate(base_url, tenants, RATE, SECONDS, answered))
                 latency = latency_figures(sent, wait_completed(base_url, receiver, tenants,
                                                                set(sent)))
+                latency["disk_flush_ms"] = probe.figures(since=min(sent.values()))
                 runs = [sustained(base_url, receiver, tenants, store, meter, pid, connections)
                         for connections in CONCURRENCIES]
             finally:
@@ -333,16 +336,18 @@ def _figures(kind: str, achieved: float, sent: dict[str, float], latency: dict[s
 def table(stores: list[dict[str, Any]]) -> str:
     """The figures as bench/README.md shows them."""
     lines = [
-        "| store | p50 / p99 at 20/s (ms) | sustained orders/s | events per order | events/s "
+        "| store | p50 / p99 at 20/s (ms) | longest disk flush meanwhile (ms) "
+        "| sustained orders/s | events per order | events/s "
         "| raw events/s | ratio | bare endpoint ratio | CPU ms per order: service / nats-server "
         "/ client (wrk) / receiver / PostgreSQL server |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for s in stores:
         cpu = s["cpu_ms_per_order"]
+        latency = s["post_to_completed_webhook_ms"]
         lines.append(
-            f"| {s['store']} | {s['post_to_completed_webhook_ms']['p50']} / "
-            f"{s['post_to_completed_webhook_ms']['p99']} | {s['sustained_orders_per_second']} "
+            f"| {s['store']} | {latency['p50']} / {latency['p99']} "
+            f"| {latency['disk_flush_ms'].get('max', '-')} | {s['sustained_orders_per_second']} "
             f"| {s['events_per_order']} | {s['sustained_events_per_second']} "
             f"| {s['raw_append_events_per_second']} | {s['ratio']} | {s['bare_http_ratio']} "
             f"| {cpu.get('service', 0)} / {cpu.get('nats-server', 0)} / {cpu.get('client', 0)} "
