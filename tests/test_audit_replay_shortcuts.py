@@ -11,12 +11,12 @@ from audit_support import build_history
 from conftest import RunningService
 from eventsourcing.persistence import Mapper
 
-from audit.batched_writes import BatchedWrites
 from audit.records import read_notifications
 from audit.replay import Replay, fresh_database
 from audit.stored_rows import read_rows
 from infra.database import SQLiteDatabase
 from infra.event_decoding import DecodingMapper, EventDecoder
+from projections.batched_writes import BatchedWrites
 from projections.catalog_rows import LiveRows, ReplayRows
 
 

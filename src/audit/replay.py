@@ -6,8 +6,8 @@ unchanged on both; booleans, the one type they return differently, are compared 
 throwaway file needs no journal and no fsync, and handlers that read back never wait on a
 server. It is deleted afterwards. Events stream in batches (`audit.stored_rows`), the next read
 while one is applied; only events some read model handles are decoded (`infra.event_decoding`);
-writes go out per table with `executemany` (`audit.batched_writes`), and read models may hold
-rows back to the end of a batch (`ReadModel.replaying`). Rows are compared through digests, so
+writes go out together per table (`projections.batched_writes`, as the live read models send
+them), and read models may hold rows back to the end of a batch (`ReadModel.replaying`). Rows are compared through digests, so
 memory stays flat however long the history is.
 """
 
@@ -31,13 +31,13 @@ from typing import Any
 
 from eventsourcing.utils import resolve_topic
 
-from audit.batched_writes import BatchedWrites
 from audit.forked_replay import can_fork, replay_forked
 from audit.stored_rows import read_rows
 from infra.database import Database, SQLiteDatabase
 from infra.settings import Settings
 from infra.store import EventStore
 from projections.base import ReadModel
+from projections.batched_writes import BatchedWrites
 from projections.follower import position_in, tracked_position
 from projections.runner import READ_MODELS_TRACKING, ReadModels
 

@@ -184,6 +184,9 @@ class _PgCursor:
         self._cursor.execute(sql.replace("?", "%s"), tuple(params))
         return self
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._cursor.executemany(sql.replace("?", "%s"), [tuple(row) for row in rows])
+
     def fetchone(self) -> Row | None:
         return self._cursor.fetchone()
 

@@ -150,6 +150,12 @@ class EventStore(Application[UUID]):
         self._keep_version(key, found)
         return found
 
+    def built_version(self, aggregate_id: UUID, version: int) -> Any | None:
+        """The aggregate at `version` if `at_version` already built it here, else None: a
+        look that never rebuilds or reads (shared read-only, as `at_version`'s)."""
+        with self._versions_lock:
+            return self._versions.get((aggregate_id, version))
+
     def keep_histories(self) -> None:
         """Remember the stored events this process reads or writes from now on, for
         `rebuilt` (a process that asks `at_version` does so from its first ask)."""

@@ -89,6 +89,13 @@ def _order_item_status(order: Order, item: DomainItem) -> tuple[str, str]:
     return shown_item_status(order.status, item), "connected"
 
 
+def _usage(order: Order) -> list[tuple[str, str]]:
+    """(name, suite) of each name an active order holds for a suite, in the order's order."""
+    if order.kind == PURCHASE or order.status not in ACTIVE_STATES:
+        return []
+    return [(item["domain"], suite) for item in order.held_items if (suite := item.get("suite"))]
+
+
 class DomainInventory(ReadModel):
     name = "domains"
     tables = ("domains", "domain_usage", holders.TABLE, "domain_terms")
@@ -165,15 +172,23 @@ class DomainInventory(ReadModel):
         if type(event) is Order.Cancelled:
             for item in unregistered_at_cancel(self.store, event):
                 cur.execute("DELETE FROM domains WHERE id = ?", (item["id"],))
+        self._record_usage(cur, order_id, order, event)
+
+    def _record_usage(self, cur: Any, order_id: str, order: Order, event: Any) -> None:
+        """The names the order uses, rewritten only when they changed: most of an order's
+        events (its completion, say) leave them as they were. The version before is looked
+        at only if it was built here already: rebuilding it would cost more than the rewrite."""
+        usage = _usage(order)
+        before = self.store.built_version(event.originator_id, event.originator_version - 1)
+        if before is not None and _usage(before) == usage:
+            return
         cur.execute("DELETE FROM domain_usage WHERE holder = ?", (order_id,))
-        if order.kind != PURCHASE and order.status in ACTIVE_STATES:
-            for item in held:
-                if item.get("suite"):
-                    cur.execute(
-                        "INSERT INTO domain_usage (holder, name, suite) VALUES (?, ?, ?) "
-                        "ON CONFLICT (holder, name) DO NOTHING",
-                        (order_id, item["domain"], item["suite"]),
-                    )
+        for name, suite in usage:
+            cur.execute(
+                "INSERT INTO domain_usage (holder, name, suite) VALUES (?, ?, ?) "
+                "ON CONFLICT (holder, name) DO NOTHING",
+                (order_id, name, suite),
+            )
 
     def _released(
         self, cur: Any, order: Order, item: DomainItem, row_position: int, swapped: bool = False

@@ -18,6 +18,7 @@ from eventsourcing.persistence import Notification
 
 from infra.database import Database
 from infra.store import EventStore
+from projections.batched_writes import BatchedWrites
 from projections.position_gate import PositionGate
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class Follower:
         poll_interval: float = 0.05,
         after_batch: Callable[[], None] | None = None,
         announce: Callable[[Any, int], None] | None = None,
+        batch_writes: bool = False,
     ) -> None:
         self.store = store
         self.db = db
@@ -109,6 +111,9 @@ class Follower:
         self.after_batch = after_batch
         # Run in each batch's transaction with its new position (a NOTIFY, sent at commit).
         self.announce = announce
+        # The handler's plain writes held back and sent per table at the end of the batch
+        # (`BatchedWrites`): for handlers that never ask a write's row count.
+        self.batch_writes = batch_writes
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._caught_up = PositionGate()
@@ -157,13 +162,16 @@ class Follower:
         # Pipeline mode on PostgreSQL: a batch's many small writes go out without a round trip
         # each, which under load kept every waiting request (read-your-writes) waiting longer.
         with self.db.bulk_transaction() as cur:
+            writes = BatchedWrites(cur) if self.batch_writes else cur
             for notification in notifications:
-                self.handle(cur, mapper.to_domain_event(notification), notification.id)
+                self.handle(writes, mapper.to_domain_event(notification), notification.id)
                 applied += 1
                 # A long catch-up commits as it goes: the position others wait on (and read
                 # as a sign of life) moves at least this often.
                 if time.monotonic() - started >= MAX_BATCH_SECONDS:
                     break
+            if isinstance(writes, BatchedWrites):
+                writes.flush()
             last = notifications[applied - 1].id
             advance_tracking(cur, self.name, previous, last)
             if self.announce is not None:

@@ -65,6 +65,7 @@ class ReadModels:
             poll_interval=poll_interval,
             after_batch=self._tell_listeners,
             announce=announce,
+            batch_writes=True,
         )
         self.running_here = False
         self._listeners: list[Callable[[set[str]], None]] = []
