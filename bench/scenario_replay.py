@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import psycopg
 
 from audit.records import read_notifications
@@ -32,6 +33,7 @@ from infra.ids import public_id
 from infra.settings import Settings
 from runtime.container import Container
 from services.catalog.bundles import _checked_terms
+from services.catalog.commands import CreateBundle
 
 EVENTS = int(os.environ.get("BENCH_REPLAY_EVENTS", "100000"))
 EVENTS_PER_UNIT = 10
@@ -56,14 +58,13 @@ def _unit(n: int, now: float) -> list[Any]:
         for i in range(3)
     ]
     keys[0].revoke(now)
-    terms = {"name": f"Bundle {n}", "monthly_sending_volume": 30_000 + n,
-             "send_on_weekends": n % 2 == 0, "suite_a_percent": None, "suite_b_percent": None,
-             "suite_a_licenses": None}
+    terms = CreateBundle(name=f"Bundle {n}", monthly_sending_volume=30_000 + n,
+                         send_on_weekends=n % 2 == 0)
     clean, sizing = _checked_terms(terms)
-    bundle = Bundle(org_id=org_id, environment="test", terms=clean, sizing=sizing,
-                    created_at=now)
-    clean, sizing = _checked_terms({**terms, "monthly_sending_volume": 60_000 + n})
-    bundle.edit(clean, sizing, now)
+    bundle = Bundle(org_id=org_id, environment="test", terms=msgspec.structs.asdict(clean),
+                    sizing=sizing, created_at=now)
+    clean, sizing = _checked_terms(msgspec.structs.replace(terms, monthly_sending_volume=60_000 + n))
+    bundle.edit(msgspec.structs.asdict(clean), sizing, now)
     users = [
         User(org_id=org_id, environment="test", workspace_id=f"wsp_{n}", provider="suite_a",
              client_id=i, email=f"u{n}.{i}@example.com", first_name="Ada", last_name="Lovelace",
