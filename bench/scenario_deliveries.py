@@ -29,6 +29,7 @@ from infra.ids import parse_id
 from infra.nats_server import EmbeddedNats
 from infra.settings import Settings
 from runtime.container import Container
+from webhooks.commands import SetWebhookEndpoint
 from webhooks.endpoints import endpoints_of
 from webhooks.public_events import stable_event_id
 
@@ -168,7 +169,7 @@ def run() -> dict[str, Any]:
                     for i in range(ORGANIZATIONS)
                 ]
                 for org_id in orgs:
-                    endpoints_of(container).set_url(org_id, hook)
+                    endpoints_of(container).set_url(org_id, SetWebhookEndpoint(url=hook))
                 orgs = [container.store.find(parse_id("org", o), Organization) for o in orgs]
                 backlog = {store_test_event(container, orgs[i % len(orgs)]) for i in range(EVENTS)}
 
