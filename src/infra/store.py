@@ -137,14 +137,7 @@ class EventStore(Application[UUID]):
             history = self._histories.get(aggregate_id)
             known = None if history is None or len(history) < version else history[:version]
         if known is not None:
-            # Decoded afresh, as the repository would: an aggregate may hold (and later
-            # change) the lists and dicts of the events that built it.
-            # eventsourcing's project_aggregate, less its per-event isinstance check against a
-            # runtime Protocol: that check alone was a tenth of the outbox publisher's time.
-            found = None
-            for stored in known:
-                event = cast(CanMutateProtocol[Any], self.mapper.to_domain_event(stored))
-                found = event.mutate(found)
+            found = self._projected(known)
         else:
             found = self.repository.get(aggregate_id, version=version)
         self._keep_version(key, found)
@@ -171,8 +164,15 @@ class EventStore(Application[UUID]):
             known = None if history is None else list(history)
         if not known:
             return None
+        return self._projected(known)
+
+    def _projected(self, stored_events: Sequence[Notification]) -> Any:
+        """The aggregate these stored events build, each decoded afresh as the repository
+        would (an aggregate may hold, and later change, the lists and dicts of its events).
+        eventsourcing's project_aggregate, less its per-event isinstance check against a
+        runtime Protocol: that check alone was a tenth of the outbox publisher's time."""
         found = None
-        for stored in known:
+        for stored in stored_events:
             event = cast(CanMutateProtocol[Any], self.mapper.to_domain_event(stored))
             found = event.mutate(found)
         return found
