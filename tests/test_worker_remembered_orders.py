@@ -21,7 +21,18 @@ NO_WORKER = ["projections"]
 
 def test_the_store_rebuilds_what_this_process_read(service_factory: ServiceFactory) -> None:
     service = service_factory(roles=NO_WORKER)
-    store = service.container.store
+    # Stores of their own: the service's followers would read the other process's save into
+    # the service store's histories at a moment of their choosing.
+    store = EventStore(eventstore_env(service.container.settings))
+    other = EventStore(eventstore_env(service.container.settings))
+    try:
+        _rebuilds_only_what_it_read(store, other)
+    finally:
+        other.close()
+        store.close()
+
+
+def _rebuilds_only_what_it_read(store: EventStore, other: EventStore) -> None:
     store.keep_histories()
     tally = Tally(0)
     tally.count_up()
@@ -33,18 +44,14 @@ def test_the_store_rebuilds_what_this_process_read(service_factory: ServiceFacto
     assert store.get(tally.id).count == 2
     # Another process's save is not among what this one read: a save from the stale
     # rebuild fails on its version instead of overwriting it.
-    other = EventStore(eventstore_env(service.container.settings))
-    try:
-        elsewhere = other.get(tally.id)
-        elsewhere.count_up()
-        other.save(elsewhere)
-        stale = store.rebuilt(tally.id)
-        assert stale.version == 3
-        stale.count_up()
-        with pytest.raises(RecordConflictError):
-            store.save(stale)
-    finally:
-        other.close()
+    elsewhere = other.get(tally.id)
+    elsewhere.count_up()
+    other.save(elsewhere)
+    stale = store.rebuilt(tally.id)
+    assert stale.version == 3
+    stale.count_up()
+    with pytest.raises(RecordConflictError):
+        store.save(stale)
     assert store.rebuilt(Tally(5).id) is None  # never read nor written here
 
 
