@@ -48,6 +48,7 @@ def test_sync_import_completes_with_nameserver_groups_and_inventory(
         acme = next(r for r in rows if r["domain"] == "acme.com")
         assert acme["id"].startswith("dom_") and acme["status"] == "available"
         assert acme["source"] == "imported" and "provider" not in acme
+        assert acme["auto_renew"] is False  # it renews with the customer's registrar
         values = " ".join(r["value"] for r in acme["dns_records"])
         assert "v=spf1" in values and "v=DKIM1; k=rsa; p=" in values and "v=DMARC1" in values
         assert {r["type"] for r in acme["dns_records"]} == {"MX", "TXT"}

@@ -62,6 +62,13 @@ def test_clock_reads_and_moves_with_checked_bodies(service_factory: ServiceFacto
     with service.client(service.new_key(org, "live")) as live:
         error_of(live.get("/sandbox/clock"), 404, "not_found")
         error_of(live.post("/sandbox/clock/advance", json={"seconds": 5}), 404, "not_found")
+        # A live key has no clock at all: not its body, nor its preset, is looked at first.
+        error_of(live.post("/sandbox/clock/advance", json={"minutes": 5}), 404, "not_found")
+    for preset in ("limited", "read"):
+        with service.client(service.new_key(org, "live", preset)) as live:
+            error_of(live.get("/sandbox/clock"), 404, "not_found")
+            answer = live.post("/sandbox/clock/advance", json={"seconds": 5})
+            error_of(answer, 404, "not_found")
 
 
 def test_idempotency_key_answers_the_first_advance(service_factory: ServiceFactory) -> None:

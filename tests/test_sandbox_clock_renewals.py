@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 from conftest import ServiceFactory
-from pool_support import attach, conditions, pooled
+from pool_support import attach, attached, conditions, finished, pooled
 from sandbox_clock_support import advance, completed_order
 from test_domains_imports import wait_job
 from test_orders_live import wait_status
@@ -169,3 +169,34 @@ def test_a_lapsed_pool_domain_leaves_the_pool(service_factory: ServiceFactory) -
         error_of(attach(sandbox, new_workspace(sandbox), 2), 409, "insufficient_inventory")
         events = sandbox.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
         assert [e["data"]["domain"] for e in events] == [lapsing]
+
+
+def test_a_lapsed_domain_leaves_the_workspace_it_was_attached_to(
+    service_factory: ServiceFactory,
+) -> None:
+    """No longer the organization's, an attached pool domain leaves the pool and its workspace
+    too: the pool lists only what attach can still hand out."""
+    clock = ManualClock(START)
+    service = service_factory(clock=clock)
+    with service.partner() as sandbox:
+        lapsing, kept = pooled(sandbox, 2)
+        workspace = new_workspace(sandbox)
+        assert attached(sandbox, workspace, 2)["status"] == "completed"
+        rows = sandbox.get("/domains", params={"domain": lapsing}).json()["data"]
+        _patch(sandbox, rows[0]["id"], False)
+        assert advance(sandbox, seconds=YEAR)["came_due"]["lapses"] == 1
+        service.wait_projections()
+        assert conditions(sandbox) == {kept: "assigned"}
+        refused = sandbox.post("/pool/release", json={"domains": [lapsing]})
+        assert error_of(refused, 409, "pool_state_conflict")["details"]["domains"] == [
+            {"domain": lapsing, "condition": "removed"}
+        ]
+        job = sandbox.post("/pool/release", json={"domains": [kept]}).json()["data"]
+        assert finished(sandbox, f"/pool/releases/{job['id']}")["status"] == "completed"
+        service.wait_projections()
+        assert conditions(sandbox) == {kept: "available"}
+        error_of(attach(sandbox, workspace, 2), 409, "insufficient_inventory")
+        events = sandbox.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
+        assert [(e["data"]["domain"], e["data"]["status"]) for e in events] == [
+            (lapsing, "removed")
+        ]

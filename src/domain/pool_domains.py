@@ -15,6 +15,11 @@ name at once collide on the store's version check instead of creating two record
 | `finish_release` (Released)     | `releasing` (same release)             | `idle_quarantined` (burned: `removed`) |
 | `mark_burned` (Burned)          | any                                    | unlinked: `removed`; linked: unchanged |
 | `retire` (Retired)              | `assigned`                             | `removed`          |
+| `lapse` (Lapsed)                | any pooled                             | `removed`          |
+
+A lapsed domain (its year ended with `auto_renew` off) is no longer the organization's: it leaves
+the pool whatever its condition, unlinked from its workspace; an attach or release under way
+then finishes without it (`attach`'s all-or-nothing fails it).
 
 `warming` and `idle_quarantined` carry `available_at`: from that instant on (on the injected
 clock) the domain counts as `available` without another event (`condition_at`).
@@ -60,6 +65,7 @@ class PoolDomain(Aggregate):
     Released: ClassVar[type[Aggregate.Event]]
     Burned: ClassVar[type[Aggregate.Event]]
     Retired: ClassVar[type[Aggregate.Event]]
+    Lapsed: ClassVar[type[Aggregate.Event]]
 
     # Whether the release now under way gives back a burned domain whose replacement failed:
     # its row needed the partner (`replacement_needed`) and no longer does once it is out.
@@ -169,6 +175,11 @@ class PoolDomain(Aggregate):
             raise self._refuse("be retired", at)
         self._retired(replacement_id=replacement_id, at=at)
 
+    def lapse(self, at: float) -> None:
+        if not self.pooled:
+            raise self._refuse("lapse out of the pool", at)
+        self._lapsed(at=at)
+
     # Recorded mutators: assignment only.
 
     @event("Added")
@@ -245,6 +256,16 @@ class PoolDomain(Aggregate):
     def _retired(self, *, replacement_id: str, at: float) -> None:
         self.condition = REMOVED
         self.reservation_id = None
+        self.workspace_id = None
+        self.client_id = None
+        self.updated_at = at
+
+    @event("Lapsed")
+    def _lapsed(self, *, at: float) -> None:
+        self.condition = REMOVED
+        self.available_at = None
+        self.reservation_id = None
+        self.release_id = None
         self.workspace_id = None
         self.client_id = None
         self.updated_at = at

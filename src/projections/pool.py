@@ -37,6 +37,7 @@ POOL_DOMAIN_EVENTS = (
     PoolDomain.Released,
     PoolDomain.Burned,
     PoolDomain.Retired,
+    PoolDomain.Lapsed,
 )
 _JOB_EVENTS = {
     PoolReservation.Requested: "pcl",

@@ -55,6 +55,7 @@ _DOMAIN_TYPES = {
     PoolDomain.Removed: "pool.domain_removed",
     PoolDomain.Burned: "pool.domain_burned",
     PoolDomain.Retired: "pool.domain_retired",
+    PoolDomain.Lapsed: "pool.domain_removed",  # gone with its registration
 }
 _JOB_TYPES: dict[type[DomainEvent], tuple[str, str, Callable[[Any], msgspec.Struct]]] = {
     PoolReservation.Requested: ("pool.attach_in_progress", "pcl", reservation_view),

@@ -13,6 +13,7 @@ from gateway.rest import metrics
 from infra.blocking import run_blocking
 from infra.clock import enter_scope, leave_scope
 from services.accounts.keys import Authenticated, Principal
+from services.sandbox.clock import sandbox_org
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 # Handlers declare the write permission they need in `opt`; non-GET handlers default to full.
 WRITE_LIMITED = {"write": "limited"}
 WRITE_FULL = {"write": "full"}
+# What only a sandbox key has (its clock): a live key gets 404 whatever its preset or body.
+SANDBOX_ONLY = {"sandbox_only": True}
 PUBLIC_PATHS = (
     "/healthz",
     "/readyz",
@@ -35,11 +38,12 @@ class AuthAndRateLimitMiddleware(ASGIMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         checked, headers = await authorize_off_loop(scope["app"].state["container"], scope)
         principal = checked.principal
+        handler_opt = scope["route_handler"].opt
+        if handler_opt.get("sandbox_only"):
+            sandbox_org(principal)  # a live key: 404 before its preset or body is looked at
         # Checked here rather than in a Litestar guard: a sync guard is run in the thread pool,
         # a hand-off per request that cost more than the whole key check and rate limit.
-        check_permission(
-            str(scope.get("method", "GET")), scope["route_handler"].opt, principal.preset
-        )
+        check_permission(str(scope.get("method", "GET")), handler_opt, principal.preset)
         scope["principal"] = principal  # type: ignore[typeddict-unknown-key]
         # Everything this request does reads its sandbox's clock (decisions.md 6).
         clock_scope = enter_scope(principal.org_id, principal.environment, checked.clock_version)

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 
-from gateway.rest.auth import principal_of
+from gateway.rest.auth import SANDBOX_ONLY, principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of
 from gateway.rest.schema_notes import ResponseDoc
@@ -33,6 +33,7 @@ LIVE_KEY: dict[int, ResponseDoc] = {
 class SandboxClockController(Controller):
     path = "/sandbox/clock"
     tags = ["sandbox clock"]
+    opt = SANDBOX_ONLY
 
     @get(
         operation_id="getSandboxClock",

@@ -153,7 +153,7 @@ def _advance(container: Container, job: ImportJob) -> list[Aggregate]:
             if refusal is not None:
                 item.update(status=ITEM_FAILED, reason=refusal)
                 continue
-            domain = new_domain(container, job.org_id, job.environment, name, "imported", True)
+            domain = new_domain(container, job.org_id, job.environment, name, "imported", False)
             item["dom_id"] = public_id("dom", domain.id)
             changed.append(
                 ImportedName(org_id=job.org_id, environment=job.environment, name=name,

@@ -29,7 +29,7 @@ from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
 from services.domains.commands import UpdateDomain
 from services.domains.use_cases import get_domain
-from services.pool.leaving import leave_pool
+from services.pool.leaving import lapse_from_pool
 from views.domains import DomainOut
 
 if TYPE_CHECKING:
@@ -102,9 +102,10 @@ def run_term(container: Container, dom_id: str) -> str | None:
             return None
         if not term.auto_renew or term.grace_over:
             term.lapse(at)
-            # Gone from inventory and its orders, it lends the pool no inboxes: it leaves the
-            # pool too (`pool.domain_removed`), as a swapped-out domain does.
-            left = leave_pool(container, term.org_id, term.environment, term.name, at)
+            # Gone from inventory and its orders, it lends the pool no inboxes and no longer
+            # is the organization's: it leaves the pool too (`pool.domain_removed`), even
+            # from a workspace it was attached to.
+            left = lapse_from_pool(container, term.org_id, term.environment, term.name, at)
             container.store.save(*_drop_from_orders(container, row, term, at), *left, term)
             return LAPSES
         return _renew(container, row, term, at)

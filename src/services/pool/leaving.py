@@ -1,4 +1,4 @@
-"""What a swap does to the pool record of the domain it takes off an order.
+"""What a swap (or a lapse) does to the pool record of the domain it takes off an order.
 
 A pooled domain lends its order's inboxes to the workspaces the pool attaches it to, so it can
 only stay pooled while it is on its order. Swapping it out therefore:
@@ -64,4 +64,16 @@ def leave_pool(
     if of_order is not None and pool.order_id != of_order:
         return []
     pool.remove(at)
+    return [pool]
+
+
+def lapse_from_pool(
+    container: Container, org_id: str, environment: str, name: str, at: float
+) -> list[PoolDomain]:
+    """The pool record of a domain that lapsed, out of the pool (unsaved) whatever its
+    condition: the organization no longer owns the name, so no workspace may keep it."""
+    pool = _pooled(container, org_id, environment, name)
+    if pool is None:
+        return []
+    pool.lapse(at)
     return [pool]
