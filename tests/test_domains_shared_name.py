@@ -84,3 +84,19 @@ def test_swapping_a_shared_name_off_one_order_leaves_it_with_the_other(
         service.wait_projections()
         (row,) = domains(client, domain=name)
         assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", kept)
+
+
+def test_a_second_order_on_a_name_gets_mailboxes_of_its_own(service: RunningService) -> None:
+    """Two orders sharing a name each hold their own mailboxes: the second one's personas,
+    the same as the first's, get numbered addresses instead of the first order's."""
+    with service.partner() as client:
+        first = placed(client, counts(new_workspace(client), a=1))
+        name = first["domains"][0]["domain"]
+        named = [{"domain": name, "suite": "suite_a"}]
+        second = placed(client, counts(new_workspace(client), a=1, domains=named))
+        assert second["status"] == "completed", second
+        held = {i["address"] for i in first["domains"][0]["inboxes"]}
+        (domain,) = second["domains"]
+        addresses = [i["address"] for i in domain["inboxes"]]
+        assert len(addresses) == 3 and not held & set(addresses), (held, addresses)
+        assert all(a.endswith(f"@{name}") for a in addresses)

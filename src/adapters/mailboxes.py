@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -82,12 +83,17 @@ def personas_or_default(personas: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def inboxes_for(
-    domain: str, suite: str, count: int, personas: list[dict[str, str]]
+    domain: str,
+    suite: str,
+    count: int,
+    personas: list[dict[str, str]],
+    taken: Collection[str] = (),
 ) -> list[dict[str, Any]]:
-    """`count` inboxes on the domain, personas in turn; a repeated persona gets a number."""
+    """`count` inboxes on the domain, personas in turn; a repeated persona, or an address
+    in `taken` (mailboxes other orders hold on the domain), gets a number."""
     chosen = personas_or_default(personas)
     inboxes: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen = {address.partition("@")[0] for address in taken}
     for index in range(count):
         persona = chosen[index % len(chosen)]
         local = f"{_slug(persona['first_name'])}.{_slug(persona['last_name'])}"

@@ -47,6 +47,7 @@ class DomainItem(TypedDict):
     warm_until: NotRequired[float]  # a premium swap's old domain, kept sending until then
     swap_id: NotRequired[str]  # the swap that replaced it (warm or detached)
     shared_with: NotRequired[list[str]]  # a named domain: the suites it already serves
+    taken_addresses: NotRequired[list[str]]  # a named domain: mailboxes other orders hold
     origin: NotRequired[str]  # an owned domain: how it came into inventory (its `source`)
 
 

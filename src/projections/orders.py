@@ -164,6 +164,20 @@ def domain_rows(cur: Any, tenant: str, domain: str) -> list[dict[str, Any]]:
     )
 
 
+def inbox_addresses(cur: Any, order_ids: list[str], domain: str) -> list[str]:
+    """The mailbox addresses these orders hold on `domain`, sorted."""
+    if not order_ids:
+        return []
+    marks = ", ".join("?" for _ in order_ids)
+    rows = cur.execute(f"SELECT doc FROM orders WHERE id IN ({marks})", tuple(order_ids))
+    found: set[str] = set()
+    for row in rows.fetchall():
+        for item in msgspec.json.decode(row["doc"]).get("domains", []):
+            if item.get("domain") == domain:
+                found.update(inbox["address"] for inbox in item.get("inboxes", []))
+    return sorted(found)
+
+
 # A row that counts for a domain's latest state: a purchase counts only once completed.
 _COUNTS = "NOT ({t}.kind = 'purchase' AND {t}.status <> 'completed')"
 _FREE_DOMAINS = (

@@ -37,7 +37,7 @@ from domain.orders import (
 from domain.workspaces import Workspace
 from infra.ids import new_id, public_id
 from projections.domain_lookups import tenant_rows_by_name
-from projections.orders import domain_rows, owned_free_domains
+from projections.orders import domain_rows, inbox_addresses, owned_free_domains
 from schema.vocabulary import Suite
 from services.accounts.workspaces import check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
@@ -233,6 +233,10 @@ def _completed_users(rows: list[Row]) -> set[str]:
     return {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
 
 
+def _completed_orders(rows: list[Row]) -> list[str]:
+    return [r["order_id"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED]
+
+
 def _imported_domain(rows: list[Row], name: str, field: str) -> Row:
     """A domain imported (or registered) into inventory but never on an order: usable once its
     setup is done, or while only its nameservers are not pointed yet (the order then waits for
@@ -313,6 +317,9 @@ def _domains(
                 # Who else sends from it decides its `usable_for` (spec 2.5) in the
                 # `domain.connected` this order fires, which is built from the order alone.
                 item["shared_with"] = sorted(_completed_users(order_rows))
+                taken = inbox_addresses(cur, _completed_orders(order_rows), name)
+                if taken:
+                    item["taken_addresses"] = taken  # its mailboxes get other addresses
                 items.append(item)
                 continue
             imported = _imported_domain(import_rows, name, field)

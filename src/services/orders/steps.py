@@ -96,6 +96,7 @@ def _mailboxes(order: Order, domains: list[DomainItem]) -> Outcome:
                 cast(str, item["suite"]),  # an order's item (a purchase has no mailboxes)
                 int(counts.get("inboxes_per_domain", 0)) if counts else 0,
                 order.personas,
+                item.get("taken_addresses", ()),
             )
             item["inboxes"] = cast(list[InboxItem], inboxes)
     return Outcome(domains)
