@@ -133,12 +133,6 @@ def suites(names: list[str]) -> list[Suite]:
     return cast(list[Suite], names)
 
 
-def renews_here(source: str | None, auto_renew: bool) -> bool:
-    """`auto_renew` as a partner reads it: an imported domain renews with the customer's
-    registrar, never here (decisions.md 6), so it is false whatever was recorded."""
-    return auto_renew and source != "imported"
-
-
 def row_view(row: dict[str, Any], users: set[str]) -> DomainOut:
     """`reason` when there is one; where the domain is connected only on a `connected` row."""
     connected = row["category"] == "connected"
@@ -149,7 +143,7 @@ def row_view(row: dict[str, Any], users: set[str]) -> DomainOut:
         status=row["status"],
         category=row["category"],
         source=row["source"],
-        auto_renew=renews_here(row["source"], bool(row["auto_renew"])),
+        auto_renew=bool(row["auto_renew"]),
         forwarding_url=row["forwarding_url"],
         dns_records=json.loads(row["dns_records"]),
         created_at=iso(row["created_at"]),

@@ -22,7 +22,6 @@ from schema.vocabulary import (
     Provider,
     Suite,
 )
-from views.domains import renews_here
 from views.pages import Links, Meta
 
 
@@ -186,7 +185,7 @@ def _domain(kind: type[D], item: DomainItem, status: str, **extra: Any) -> D:
         provider=item["suite"],
         status=cast(DomainStatus, status),
         source=item["source"],
-        auto_renew=renews_here(item.get("origin"), item.get("auto_renew", True)),
+        auto_renew=item.get("auto_renew", True),
         price_cents=item["price_cents"],
         forwarding_url=item.get("forwarding_url"),
         inboxes=_inboxes(item),
