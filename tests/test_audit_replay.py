@@ -126,6 +126,9 @@ def test_audit_commands(service: RunningService, service_env: dict[str, str], tm
     streamed = cli("export", "--org", ids["org_id"])
     assert streamed.stdout == target.read_text()
     assert cli("export", "--org", "org_nope").stderr.startswith("partner-api: not_found")
+    nowhere = cli("export", "--org", ids["org_id"], "--output", str(tmp_path / "no" / "x"))
+    assert nowhere.returncode == 1 and nowhere.stdout == ""
+    assert nowhere.stderr.startswith("partner-api: invalid_request: cannot write")
 
 
 def test_replay_with_no_service_covers_what_the_cli_stored(service_env: dict[str, str]) -> None:

@@ -215,6 +215,9 @@ def test_cli_goes_through_the_running_server(service_factory: ServiceFactory, tm
         "org_id": org["id"],
         "balance_cents": 250,
     }
+    too_much = cli("wallet", "credit", org["id"], "9" * 23)  # past int64 on the wire
+    assert too_much.returncode == 2 and too_much.stdout == ""
+    assert "must be 1 to 1000000000000" in too_much.stderr and "internal" not in too_much.stderr
     assert json.loads(cli("key", "revoke", key["id"]).stdout) == {"id": key["id"], "revoked": True}
     failed = cli("key", "revoke", "key_nope")
     assert failed.returncode == 1 and failed.stdout == ""

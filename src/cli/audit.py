@@ -18,6 +18,7 @@ from audit.export import export_organization
 from audit.replay import replay
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
+from domain.errors import invalid
 from projections.follower import TrackingMoved
 from runtime.container import Container
 
@@ -80,7 +81,11 @@ def audit_export(args: argparse.Namespace, c: Container) -> dict[str, Any]:
         sys.stdout.flush()
         print(json.dumps({"org_id": args.org, "events": count}), file=sys.stderr)
         raise SystemExit(0)
-    with open(args.output, "w", encoding="utf-8") as out:
+    try:
+        out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as error:  # the operator's mistake, not ours: say which and why
+        raise invalid(f"cannot write {args.output}: {error.strerror}", "output") from None
+    with out:
         count = export_organization(c.store, args.org, out)
     return {"org_id": args.org, "events": count, "output": args.output}
 

@@ -8,7 +8,7 @@ from typing import Any
 from cli.help import add_command, add_group
 from cli.main import EXTENSIONS, command
 from runtime.container import Container
-from services.accounts.commands import CreditWallet
+from services.accounts.commands import MAX_CREDIT_CENTS, CreditWallet
 from services.accounts.wallet import credit_wallet
 
 
@@ -23,7 +23,17 @@ def _parser(groups: Any) -> None:
         "partner-api wallet credit org_... 5000   # $50.00",
     )
     credit_cmd.add_argument("org_id", help="org_... id")
-    credit_cmd.add_argument("cents", type=int, help="amount in cents, at least 1")
+    credit_cmd.add_argument(
+        "cents", type=_cents, help=f"amount in cents, 1 to {MAX_CREDIT_CENTS:,}"
+    )
+
+
+def _cents(text: str) -> int:
+    """Checked here too: through the server, an amount past int64 never reaches the check."""
+    number = int(text)
+    if not 0 < number <= MAX_CREDIT_CENTS:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_CREDIT_CENTS}, not {number}")
+    return number
 
 
 @command("wallet", "credit")
