@@ -39,3 +39,23 @@ def test_advance_past_the_warm_period_detaches_the_old_domain(
         rows = client.get("/domains", params={"domain": old}).json()["data"]
         assert [(d["status"], d["category"]) for d in rows] == [("available", "inventory")]
         assert advance(client, seconds=DAY)["came_due"]["warm_periods"] == 0
+
+
+def test_a_lapse_fails_the_open_swap_of_its_domain(service_factory: ServiceFactory) -> None:
+    """A swap waiting on the partner (nameservers never pointed) cannot complete once its
+    domain lapsed off the order: it fails then, not whenever it would have resumed."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as client:
+        order = completed_order(client)
+        old = order["domains"][0]["domain"]
+        imported = client.post("/domains/import", json={"domains": ["nsnever-lapse.com"]})
+        assert imported.status_code == 201, imported.text
+        waiting = settled(client, swap(client, of(order, old, new_domain="nsnever-lapse.com")))
+        assert waiting["status"] == "action_required"
+        service.wait_projections()
+        (row,) = client.get("/domains", params={"domain": old}).json()["data"]
+        off = client.patch(f"/domains/{row['id']}", json={"auto_renew": False})
+        assert off.status_code == 200, off.text
+        assert advance(client, seconds=366 * DAY)["came_due"]["lapses"] == 1
+        failed = client.get(f"/swaps/{waiting['id']}").json()["data"]
+        assert failed["status"] == "failed" and "lapsed" in failed["reason"]

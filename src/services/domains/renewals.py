@@ -30,6 +30,7 @@ from services.accounts.wallet import load_wallet
 from services.domains.commands import UpdateDomain
 from services.domains.use_cases import get_domain
 from services.pool.leaving import lapse_from_pool
+from services.swaps.use_cases import fail_swaps_of_lapsed
 from views.domains import DomainOut
 
 if TYPE_CHECKING:
@@ -106,7 +107,10 @@ def run_term(container: Container, dom_id: str) -> str | None:
             # is the organization's: it leaves the pool too (`pool.domain_removed`), even
             # from a workspace it was attached to.
             left = lapse_from_pool(container, term.org_id, term.environment, term.name, at)
-            container.store.save(*_drop_from_orders(container, row, term, at), *left, term)
+            failed = fail_swaps_of_lapsed(container, term.tenant, term.name, at)
+            container.store.save(
+                *_drop_from_orders(container, row, term, at), *left, *failed, term
+            )
             return LAPSES
         return _renew(container, row, term, at)
 

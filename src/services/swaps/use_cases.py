@@ -31,6 +31,7 @@ from domain.swaps import (
     ACTION_REQUIRED,
     CREATED,
     IN_PROGRESS,
+    OPEN_STATES,
     PREMIUM,
     PREMIUM_WARM_DAYS,
     USER_NAMES,
@@ -230,6 +231,25 @@ def _fail(container: Container, swap: Swap, reason: str, at: float) -> list[Aggr
     wallet = load_wallet(container, swap.org_id, swap.environment)
     wallet.refund(refund, swap.order_id, f"Refund: swap {public_id('swp', swap.id)} failed", at)
     return [wallet]
+
+
+def fail_swaps_of_lapsed(
+    container: Container, tenant: str, name: str, at: float
+) -> list[Aggregate]:
+    """The open swaps of a domain that lapsed, failed (and refunded), unsaved: the domain left
+    its order, so none of them can complete, and one waiting on the partner would wait for
+    good, holding its new domain."""
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            "SELECT id FROM swaps WHERE tenant = ? AND domain = ? AND status IN (?, ?, ?)",
+            (tenant, name, *OPEN_STATES),
+        ).fetchall()
+    changed: list[Aggregate] = []
+    for row in rows:
+        swap = _find(container, str(row["id"]))
+        if swap is not None and swap.is_open:
+            changed += [swap, *_fail(container, swap, f"{name} lapsed: it left {swap.order_id}.", at)]
+    return changed
 
 
 def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
