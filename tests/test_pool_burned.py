@@ -147,3 +147,18 @@ def test_pool_read_models_replay_identically(service: RunningService) -> None:
     assert report.identical, report.as_json()
     compared = {t.table: t for t in report.tables}
     assert compared["pool_domains"].replayed_rows == 3
+
+
+def test_a_burned_result_is_about_the_live_domain_of_its_name(service: RunningService) -> None:
+    """Sandbox names are made up: one may also be a live domain elsewhere. A provider's
+    burned result is about the real one, not a sandbox's, even a pooled sandbox one."""
+    with service.partner() as sandbox:
+        [name] = pooled(sandbox, 1)
+        with service.partner("live") as live:
+            imported = live.post("/domains/import", json={"domains": [name]})
+            assert imported.status_code == 201, imported.text
+            service.wait_projections()
+            job = burn(service, name)
+            assert live.get(f"/pool/burned_domain_jobs/{job['id']}").status_code == 200
+        error_of(sandbox.get(f"/pool/burned_domain_jobs/{job['id']}"), 404, "not_found")
+        assert conditions(sandbox) == {name: "available"}

@@ -31,16 +31,29 @@ MAX_REASON = 500
 
 
 def _owner_row(container: Container, name: str) -> Row:
-    """The inventory row of this name: the one on an order if any, else the newest."""
+    """The inventory row of this name a provider's burned result is about. Sandbox names are
+    made up, so the same name may sit in any organization's sandbox too: a live row comes
+    first, then one whose tenant pools the name, then one on an order, then the newest."""
     with container.read_db.read() as cur:
         rows = cur.execute(
-            "SELECT id, tenant, category FROM domains WHERE name = ? ORDER BY position DESC",
-            (name,),
+            "SELECT id, tenant, category, position FROM domains WHERE name = ?", (name,)
         ).fetchall()
+        pooling = {
+            str(row["tenant"])
+            for row in cur.execute(
+                "SELECT tenant FROM pool_domains WHERE name = ? "
+                "AND condition NOT IN ('not_pooled', 'removed')",
+                (name,),
+            ).fetchall()
+        }
     if not rows:
         raise NotFound("domain", field="domain")
-    connected = [row for row in rows if row["category"] == "connected"]
-    return dict((connected or rows)[0])
+    return dict(max(rows, key=lambda row: (
+        str(row["tenant"]).endswith(":live"),
+        row["tenant"] in pooling,
+        row["category"] == "connected",
+        row["position"],
+    )))
 
 
 def burned_domain_job(
