@@ -99,6 +99,11 @@ def test_list_work_flags_stuck_orders_and_done_reports_move_them(service_factory
     assert stuck.stuck and stuck.idle_seconds == pytest.approx(61)
     tight = pb.ListWorkRequest(stuck_only=True, stuck_after_seconds=100)
     assert not call(service, lambda s: s.ListWork(tight, metadata=md)).items
+    for endless in (float("nan"), float("inf"), -1.0):  # NaN would switch detection off
+        bad = pb.ListWorkRequest(stuck_after_seconds=endless)
+        refused = rpc_error(service, lambda s, bad=bad: s.ListWork(bad, metadata=md))
+        assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT, endless
+        assert trailer(refused, "error-field") == "stuck_after_seconds"
 
     first = report(service, order_id, "register")
     assert first.applied and first.operator == "alice@fulfillment" and first.order_status == "in_progress"

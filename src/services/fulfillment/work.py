@@ -7,6 +7,7 @@ service clock, so tests move time by hand instead of waiting.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -27,8 +28,10 @@ BATCH = 500
 
 
 def stuck_threshold(container: Container, requested: float) -> float:
-    if requested < 0:
-        raise invalid("stuck_after_seconds must not be negative.", "stuck_after_seconds")
+    if not math.isfinite(requested) or requested < 0:  # NaN would turn stuck detection off
+        raise invalid(
+            "stuck_after_seconds must be a finite number, not negative.", "stuck_after_seconds"
+        )
     if requested:
         return float(requested)
     step = container.settings.fulfillment_step_seconds
