@@ -298,6 +298,7 @@ def _domains(
     shape: OrderShape,
     workspace: Workspace,
     exclude: Collection[str],
+    pick_inventory: bool = True,
 ) -> list[DomainItem]:
     items: list[DomainItem] = []
     names = _check_named_shape(named, shape)
@@ -327,7 +328,10 @@ def _domains(
         free = owned_free_domains(
             cur, tenant, public_id("wrk", workspace.id), workspace.customer_id
         )
-        free = [row for row in free if row["domain"] not in names and row["domain"] not in exclude]
+        free = [
+            row for row in free
+            if pick_inventory and row["domain"] not in names and row["domain"] not in exclude
+        ]
         for key, counts in shape.items():
             suite = cast(Suite, key)  # an order shape is keyed by suite (`_shape`)
             missing = counts["domains"] - sum(1 for item in items if item["suite"] == suite)
@@ -379,17 +383,21 @@ def plan_order(
     command: PlaceOrder,
     *,
     exclude: Collection[str] = (),
+    pick_inventory: bool = True,
     placing: bool = True,
 ) -> Plan:
-    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile). A
-    quote (`placing` False) does not try the login pair with the provider: a `limited` key
-    could otherwise test passwords against the customer's sequencer account."""
+    """The checked, priced order; `exclude` names inventory not to pick (taken meanwhile),
+    `pick_inventory` False picks none (new names are bought instead). A quote (`placing`
+    False) does not try the login pair with the provider: a `limited` key could otherwise
+    test passwords against the customer's sequencer account."""
     shape, bundle_id = _shape(container, org_id, environment, command)
     destination, workspace = _destination(
         container, org_id, environment, command.destination, shape, check_login=placing
     )
     tenant = f"{org_id}:{environment}"
-    domains = _domains(container, tenant, command.domains or [], shape, workspace, exclude)
+    domains = _domains(
+        container, tenant, command.domains or [], shape, workspace, exclude, pick_inventory
+    )
     for index, persona in enumerate(command.personas or []):
         for key, value in (("first_name", persona.first_name), ("last_name", persona.last_name)):
             if not value.strip():

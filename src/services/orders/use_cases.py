@@ -42,7 +42,7 @@ from views.orders import (
 if TYPE_CHECKING:
     from runtime.container import Container
 
-PLACEMENT_ATTEMPTS = 3
+PLACEMENT_ATTEMPTS = 4  # the last one picks no inventory
 
 
 
@@ -75,9 +75,12 @@ def placed_before(container: Container) -> OrderOut | None:
 
 def place_order(container: Container, principal: Principal, command: PlaceOrder) -> OrderOut:
     taken_meanwhile: set[str] = set()
-    for _ in range(PLACEMENT_ATTEMPTS):
+    for attempt in range(PLACEMENT_ATTEMPTS):
+        # Inventory the partner did not name is the service's choice: an order that lost
+        # it to other orders every time buys new names rather than refuse the partner.
         plan = plan_order(
-            container, principal.org_id, principal.environment, command, exclude=taken_meanwhile
+            container, principal.org_id, principal.environment, command,
+            exclude=taken_meanwhile, pick_inventory=attempt < PLACEMENT_ATTEMPTS - 1,
         )
         try:
             return _accept_plan(container, principal, command, plan)
