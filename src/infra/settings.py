@@ -29,13 +29,14 @@ def _flag(value: str | None) -> bool:
 def _schedule(value: str | None) -> tuple[float, ...]:
     if not value:
         return DEFAULT_RETRY_SCHEDULE
+    refused = ValueError(f"PARTNER_API_WEBHOOK_RETRY_SCHEDULE: waits are seconds >= 0: {value}")
     try:
         waits = tuple(float(part) for part in value.split(",") if part.strip())
     except ValueError:
-        waits = (math.nan,)  # named in the error below, as an infinite wait is
+        raise refused from None
     if not all(math.isfinite(wait) and wait >= 0 for wait in waits):
         # An infinite or NaN wait would leave deliveries pending for good: refuse to start.
-        raise ValueError(f"PARTNER_API_WEBHOOK_RETRY_SCHEDULE: waits are seconds >= 0: {value}")
+        raise refused
     return waits or DEFAULT_RETRY_SCHEDULE  # "," alone names no wait: keep the default
 
 

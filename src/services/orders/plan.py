@@ -229,12 +229,13 @@ def _check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
     return latest
 
 
+def _completed(rows: list[Row]) -> list[Row]:
+    """The rows of completed orders (not purchases) that use the domain."""
+    return [r for r in rows if r["kind"] == "order" and r["status"] == COMPLETED]
+
+
 def _completed_users(rows: list[Row]) -> set[str]:
-    return {r["suite"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED}
-
-
-def _completed_orders(rows: list[Row]) -> list[str]:
-    return [r["order_id"] for r in rows if r["kind"] == "order" and r["status"] == COMPLETED]
+    return {r["suite"] for r in _completed(rows)}
 
 
 def _imported_domain(rows: list[Row], name: str, field: str) -> Row:
@@ -318,7 +319,8 @@ def _domains(
                 # Who else sends from it decides its `usable_for` (spec 2.5) in the
                 # `domain.connected` this order fires, which is built from the order alone.
                 item["shared_with"] = sorted(_completed_users(order_rows))
-                taken = inbox_addresses(cur, _completed_orders(order_rows), name)
+                in_use = [r["order_id"] for r in _completed(order_rows)]
+                taken = inbox_addresses(cur, in_use, name)
                 if taken:
                     item["taken_addresses"] = taken  # its mailboxes get other addresses
                 items.append(item)
