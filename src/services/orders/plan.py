@@ -2,7 +2,8 @@
 
 Named domains (`domains`) must be owned by the tenant already: bought with
 `POST /domains/purchase`, or released by a cancelled or failed order; others are
-`domain_not_imported`. A named domain on an order still being set up or torn down is
+`domain_not_imported`. A name only failed orders ever had (each bought it and refunded it) is
+bought again at its registration price. A named domain on an order still being set up or torn down is
 `domain_already_in_active_order`; one whose current suites exclude the requested suite
 (usable_for table of spec 2.5) is `domain_not_usable_for_provider`; one whose purchase has not
 finished or failed is `domains_not_submittable`. Per suite, named domains must number exactly
@@ -28,6 +29,7 @@ from domain.errors import DomainError, invalid
 from domain.orders import (
     BUSY_STATES,
     COMPLETED,
+    FAILED,
     DestinationItem,
     DomainItem,
     ItemSource,
@@ -229,6 +231,16 @@ def _check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
     return latest
 
 
+def _never_owned(order_rows: list[Row], import_rows: list[Row]) -> bool:
+    """Whether only failed orders ever had this name, each buying it (and refunding its
+    registration, `Order.fail`): it was never the organization's. A name bought or imported
+    before it broke an order has a row that says so."""
+    imported = any(row["source"] == "imported" for row in import_rows)
+    return not imported and all(
+        row["kind"] == "order" and row["status"] == FAILED for row in order_rows
+    )
+
+
 def _completed(rows: list[Row]) -> list[Row]:
     """The rows of completed orders (not purchases) that use the domain."""
     return [r for r in rows if r["kind"] == "order" and r["status"] == COMPLETED]
@@ -315,6 +327,11 @@ def _domains(
             order_rows = domain_rows(cur, tenant, name)
             if order_rows:
                 dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
+                if _never_owned(order_rows, import_rows):
+                    # Failed orders bought it and refunded it: naming it buys it again.
+                    price = registration_price(name)
+                    items.append(new_domain_item(name, suite, "purchase", price, dom_id))
+                    continue
                 item = new_domain_item(name, suite, "named", 0, dom_id)
                 # Who else sends from it decides its `usable_for` (spec 2.5) in the
                 # `domain.connected` this order fires, which is built from the order alone.

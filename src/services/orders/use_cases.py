@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, cast
 
 from eventsourcing.domain import Aggregate
 
+from adapters import registrar
 from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ORDER, DomainItem, Order, never_registered
+from domain.orders import BOUGHT_SOURCES, ORDER, DomainItem, Order, never_registered
 from domain.pending_actions import PendingAction
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
@@ -57,8 +58,8 @@ def quote(container: Container, principal: Principal, command: PlaceOrder) -> Qu
         price_cents=total,
         environment=cast(Environment, principal.environment),
         billed=principal.environment == "live",
-        domains_to_register=sum(1 for d in plan.domains if d["source"] == "generated"),
-        domains_from_inventory=sum(1 for d in plan.domains if d["source"] != "generated"),
+        domains_to_register=sum(1 for d in plan.domains if d["source"] in BOUGHT_SOURCES),
+        domains_from_inventory=sum(1 for d in plan.domains if d["source"] not in BOUGHT_SOURCES),
     )
     if principal.environment == "live":
         balance = load_wallet(container, principal.org_id, "live").balance_cents
@@ -85,7 +86,7 @@ def place_order(container: Container, principal: Principal, command: PlaceOrder)
         try:
             return _accept_plan(container, principal, command, plan)
         except DomainsHeld as held:
-            _refuse_named(plan, held.names)
+            _refuse_named(command, held.names)
             # Another order took inventory picked for this one: pick again without them.
             taken_meanwhile.update(held.names)
     raise _in_active_order(sorted(taken_meanwhile)[0], "domains")
@@ -99,9 +100,9 @@ def _in_active_order(name: str, field: str) -> DomainError:
     )
 
 
-def _refuse_named(plan: Plan, held: list[str]) -> None:
-    named = [item["domain"] for item in plan.domains if item["source"] == "named"]
-    for index, name in enumerate(named):
+def _refuse_named(command: PlaceOrder, held: list[str]) -> None:
+    for index, entry in enumerate(command.domains or []):
+        name = registrar.normalize(entry.domain)
         if name in held:
             raise _in_active_order(name, f"domains[{index}].domain")
 
