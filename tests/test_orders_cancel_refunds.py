@@ -145,3 +145,20 @@ def test_replay_after_a_cancel_before_registration_is_identical(
     c = service.container
     report = replay(c.settings, c.store, c.read_models)
     assert report.identical, report.as_json()
+
+
+def test_orders_whose_grace_ends_together_are_all_cancelled_at_once(
+    service_factory: ServiceFactory,
+) -> None:
+    """Their refunds go to one wallet: the worker's jobs, run side by side, conflict on it, and
+    each decides again on fresh state instead of waiting out its lease."""
+    service, clock, secret = _live(service_factory)
+    with service.client(secret) as live:
+        workspace = new_workspace(live)
+        orders = [place(live, counts(workspace, a=1)).json()["data"]["id"] for _ in range(8)]
+        for order_id in orders:
+            assert live.post(f"/orders/{order_id}/cancel").status_code == 200
+        clock.advance(GRACE_SECONDS + 1)  # the clock stands still after: no lease runs out
+        for order_id in orders:
+            assert wait_status(live, order_id, "cancelled", timeout=10)["status"] == "cancelled"
+        assert all(_refunds(live, order_id) for order_id in orders)

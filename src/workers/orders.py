@@ -27,6 +27,7 @@ from eventsourcing.persistence import RecordConflictError
 
 from domain.orders import CANCEL_SCHEDULED, IN_PROGRESS, Order
 from infra.blocking import run_blocking
+from infra.conflicts import retry_conflicts
 from infra.polling import PollingWorker
 from projections.follower import Follower
 from services.domains.renewals import due_terms, run_term
@@ -49,6 +50,9 @@ STEP, CANCEL = "step", "cancel"
 # Due before any clock's now: a sandbox order's steps wait for nothing, whatever clock it reads.
 AT_ONCE = 0.0
 JOBS_AT_ONCE = 4  # enough to share commits; each may hold a store connection
+# Tries of a job on the stored order before its lease decides: the jobs of one pass race
+# only each other, so a few retries settle them.
+JOB_ATTEMPTS = 5
 # A failed step (reported by an operator) holds the order until StepRetried.
 _DROP = (Order.ActionRequired, Order.Completed, Order.Failed, Order.Cancelled, Order.StepFailed)
 
@@ -179,28 +183,31 @@ class FulfillmentWorker(PollingWorker):
         )
 
     def _run(self, order_uuid: uuid.UUID, job: str) -> None:
-        # First the order as this worker's follower read it from the log (no load); should
-        # it have moved on since, its save fails on the version and the job runs at once on
-        # the order as stored.
+        # First the order as this worker's follower read it from the log (no load). Should
+        # it or what the job saves with it (the wallet a refund goes to, which the jobs of a
+        # pass share) have moved on since, the save fails on the version and the job decides
+        # again at once on the order as stored, rather than wait out its lease.
         remembered = self.container.store.rebuilt(order_uuid)
-        if isinstance(remembered, Order) and self._run_on(remembered, job, last_try=False):
-            return
+        if isinstance(remembered, Order):
+            try:
+                self._run_on(remembered, job)
+                return
+            except RecordConflictError:
+                pass
+        try:
+            retry_conflicts(lambda: self._run_stored(order_uuid, job), JOB_ATTEMPTS)
+        except RecordConflictError:
+            log.info("order %s moved by another writer; the job runs again", order_uuid)
+
+    def _run_stored(self, order_uuid: uuid.UUID, job: str) -> None:
         order = self.container.store.find(order_uuid, Order)
         if isinstance(order, Order):
-            self._run_on(order, job, last_try=True)
+            self._run_on(order, job)
 
-    def _run_on(self, order: Order, job: str, last_try: bool) -> bool:
-        """Whether the job is done with (moved, or nothing to do): False when another writer
-        saved the order first."""
+    def _run_on(self, order: Order, job: str) -> None:
         # A sandbox order's grace window ends on its organization's sandbox clock.
         with self.container.clock.scoped(order.org_id, order.environment):
-            try:
-                self._move(order, job)
-            except RecordConflictError:
-                if last_try:
-                    log.info("order %s moved by another writer; the job runs again", order.id)
-                return False
-        return True
+            self._move(order, job)
 
     def _move(self, order: Order, job: str) -> None:
         at = self.container.clock.now()
