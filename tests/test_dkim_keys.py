@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import sys
 import time
@@ -107,3 +108,15 @@ def test_orders_publish_keys_of_the_set_and_make_none(
         assert record["name"].endswith("._domainkey." + domain["domain"])
         assert record["value"].removeprefix("v=DKIM1; k=rsa; p=") in stored
 
+
+
+def test_each_domain_has_a_selector_of_its_own(service: RunningService) -> None:
+    with service.partner() as client:
+        domains = placed(client, counts(new_workspace(client), a=3, b=1))["domains"]
+    selectors = set()
+    for domain in domains:
+        (record,) = [r for r in domain["dns_records"] if r["value"].startswith("v=DKIM1")]
+        selector, _, rest = record["name"].partition("._domainkey.")
+        assert rest == domain["domain"] and re.fullmatch(r"suite[ab][0-9a-f]{8}", selector)
+        selectors.add(selector)
+    assert len(selectors) == len(domains)

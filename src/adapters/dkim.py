@@ -4,7 +4,9 @@ DKIM keys belong to the mailbox suite: it makes the pair and keeps the private h
 service publishes the public half. The simulators hand out real RSA-2048 public keys (`k=rsa`)
 drawn from a set of `SET_SIZE` made once per deployment and stored with its data (table
 `dkim_keys` of the operational database). A key may repeat across domains; which one a domain
-gets follows from its name. Generating a key costs ~35 ms of CPU, so none is made on a
+gets follows from its name. The selector is the domain's own (`dkim_record_name`): the
+signer's prefix and a digest of the name, so no two domains share a record name pattern and a
+rotated key would get a selector of its own. Generating a key costs ~35 ms of CPU, so none is made on a
 request's path: the deployment's first start makes the set in a background thread (OpenSSL
 releases the GIL while it works), and a request that comes before the first key is stored
 waits for it. At exit that thread is stopped and joined before the interpreter finalizes: a
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import hashlib
 import threading
 import zlib
 from typing import Protocol
@@ -151,6 +154,16 @@ def _stop_at_exit() -> None:
 
 
 atexit.register(_stop_at_exit)
+
+
+def dkim_selector(signer: str, name: str) -> str:
+    """The selector of `name`'s DKIM key: the signer's prefix (`suitea`, say) and eight hex
+    digits of the name's digest, the same for the same name on every call."""
+    return f"{signer}{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def dkim_record_name(signer: str, name: str) -> str:
+    return f"{dkim_selector(signer, name)}._domainkey.{name}"
 
 
 def dkim_record_value(name: str) -> str:

@@ -21,12 +21,12 @@ import hashlib
 from typing import Any
 from urllib.parse import urlsplit
 
-from adapters.dkim import dkim_record_value
+from adapters.dkim import dkim_record_name, dkim_record_value
 
 DNS_ACCOUNTS = 4
 SYNC_ACCOUNT_CAPACITY = 10
 NS_SLOW_SECONDS = 60.0
-DKIM_SELECTOR = "svc1"
+DKIM_SIGNER = "svc"  # the prefix of the DNS host's selectors
 _TTL = 3600
 
 
@@ -107,7 +107,7 @@ def mail_records(name: str) -> list[dict[str, Any]]:
         },
         {
             "type": "TXT",
-            "name": f"{DKIM_SELECTOR}._domainkey.{name}",
+            "name": dkim_record_name(DKIM_SIGNER, name),
             "value": dkim_record_value(name),
             "ttl": _TTL,
         },

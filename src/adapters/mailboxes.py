@@ -19,7 +19,7 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from adapters.dkim import dkim_record_value
+from adapters.dkim import dkim_record_name, dkim_record_value
 from infra.addresses import is_local_name, is_public_address, literal_address
 
 SUITES = ("suite_a", "suite_b")
@@ -127,7 +127,7 @@ def dns_records(domain: str, suite: str | None) -> list[dict[str, Any]]:
         records.append(
             {
                 "type": "TXT",
-                "name": f"{suite.replace('_', '')}._domainkey.{domain}",
+                "name": dkim_record_name(suite.replace("_", ""), domain),
                 "value": dkim_record_value(domain),
                 "ttl": 3600,
             }
