@@ -140,6 +140,11 @@ def test_only_kind_i_orders_take_a_login_pair(service: RunningService) -> None:
         )
         # A quote does not try it: a limited key could test passwords with it.
         assert client.post("/quotes", json=refused).status_code == 200
+        not_an_address = counts(kind_i, a=1)
+        not_an_address["destination"].update(email="notanemail", password="pw-1")
+        assert error_of(place(client, not_an_address), 400, "invalid_request")["field"] == (
+            "destination.email"
+        )
         half = counts(kind_i, a=1)
         half["destination"]["email"] = "ops@acme.example"
         assert error_of(place(client, half), 400, "invalid_request")["field"] == (
@@ -151,3 +156,20 @@ def test_only_kind_i_orders_take_a_login_pair(service: RunningService) -> None:
         assert error_of(place(client, body), 400, "invalid_request")["field"] == (
             "destination.email"
         )
+
+
+def test_persona_names_that_would_not_make_an_address_are_refused(service: RunningService) -> None:
+    """A persona's names make the local part of an address (at most 64 characters)."""
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        long_name = [{"first_name": "a" * 31, "last_name": "Lee"}]
+        refused = place(client, counts(workspace, a=1, personas=long_name))
+        assert error_of(refused, 400, "invalid_request")["field"] == "personas[0].first_name"
+        too_many = [{"first_name": "Ann", "last_name": f"Lee{n}"} for n in range(51)]
+        assert error_of(place(client, counts(workspace, a=1, personas=too_many)), 400,
+                        "invalid_request")["field"] == "personas"
+        longest = [{"first_name": "a" * 30, "last_name": "b" * 30}]
+        order = placed(client, counts(workspace, a=1, personas=longest))
+        for inbox in order["domains"][0]["inboxes"]:
+            local = inbox["address"].partition("@")[0]
+            assert local.startswith("a" * 30 + ".") and len(local) <= 64

@@ -4,7 +4,7 @@ events' terms and sizing (spec 2.2; a list row names `suite_a_licenses` differen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -36,7 +36,15 @@ class _BundleCommon(msgspec.Struct, kw_only=True):
     suite_b_inboxes_per_domain: int
     status: BundleStatus
     effective: Split
-    inboxes: SuiteCounts
+    inboxes: Annotated[
+        SuiteCounts,
+        msgspec.Meta(
+            description="The inboxes the sending volume needs per suite (the sizing rule). An "
+            "order of the bundle fills each required domain with its inboxes per domain, so it "
+            "delivers and bills required_domains x inboxes per domain licenses, which can be a "
+            "few more."
+        ),
+    ]
     required_domains: SuiteCounts
     created_at: str
     updated_at: str

@@ -7,10 +7,18 @@ own the plain names)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
-from schema.rules import HttpsUrl, HttpUrl, NonEmpty
+from schema.rules import TEXT, HttpsUrl, HttpUrl, documented
 from schema.vocabulary import Suite
+
+# A persona's names make the local part `first.last` of an address, which RFC 5321 holds to
+# 64 characters: two names, the dot and a number for a repeated persona stay within it.
+MAX_NAME_LENGTH = 30
+MAX_PERSONAS = 50
+PersonaName = Annotated[str, documented(min_length=1, max_length=MAX_NAME_LENGTH, pattern=TEXT)]
 
 
 class Destination(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -32,8 +40,8 @@ class NamedDomain(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
 
 
 class Persona(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    first_name: NonEmpty
-    last_name: NonEmpty
+    first_name: PersonaName
+    last_name: PersonaName
 
 
 class PlaceOrder(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -45,7 +53,7 @@ class PlaceOrder(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     suite_a: SuiteCounts | None = None
     suite_b: SuiteCounts | None = None
     domains: list[NamedDomain] | None = None
-    personas: list[Persona] | None = None
+    personas: Annotated[list[Persona], documented(max_items=MAX_PERSONAS)] | None = None
     profile_picture_url: str | None = None
     forwarding_url: HttpUrl | None = None
 

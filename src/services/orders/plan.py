@@ -41,10 +41,11 @@ from infra.ids import new_id, public_id
 from projections.domain_lookups import tenant_rows_by_name
 from projections.orders import domain_rows, inbox_addresses, owned_free_domains
 from schema.vocabulary import Suite
-from services.accounts.workspaces import check_client, load_target_workspace
+from services.accounts.workspaces import EMAIL, check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
 from services.catalog.pricing import price_of, registration_price
 from services.orders.commands import Destination, NamedDomain, PlaceOrder, SuiteCounts
+from services.orders.personas import checked_personas
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
 if TYPE_CHECKING:
@@ -173,6 +174,8 @@ def _destination(
     if (email is None) != (password is None):
         missing = "destination.password" if password is None else "destination.email"
         raise invalid("destination.email and destination.password go together.", missing)
+    if email is not None and not EMAIL.match(email):
+        raise invalid("destination.email is not an email address.", "destination.email")
     if check_login and email is not None and password is not None:
         sequencers_of(container).check_login(
             workspace.provider, email, password, "destination.password"
@@ -417,10 +420,7 @@ def plan_order(
     domains = _domains(
         container, tenant, command.domains or [], shape, workspace, exclude, pick_inventory
     )
-    for index, persona in enumerate(command.personas or []):
-        for key, value in (("first_name", persona.first_name), ("last_name", persona.last_name)):
-            if not value.strip():
-                raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
+    checked_personas(command.personas or [])
     # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
     # picture URL to `action_required` (a pending action), not to a 400.
     url = command.forwarding_url

@@ -7,9 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from schema.rules import documented
-from services.orders.commands import Persona  # one `Persona` in the OpenAPI document
-
-MAX_PERSONAS = 50
+from services.orders.commands import MAX_PERSONAS, Persona  # one `Persona` in the OpenAPI document
 
 
 class CreateSwap(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -32,8 +32,10 @@ from schema.vocabulary import Suite
 from services.accounts.keys import Principal
 from services.catalog.pricing import registration_price
 from services.domains.claims import is_held
+from services.orders.commands import MAX_PERSONAS
+from services.orders.personas import checked_personas
 from services.orders.plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
-from services.swaps.commands import MAX_PERSONAS, CreateSwap, RenameSwapUserNames
+from services.swaps.commands import CreateSwap, RenameSwapUserNames
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -197,15 +199,9 @@ def plan_rename(
     order of this tenant (one of its domains, or the old domain a premium swap keeps warm),
     gets new personas on the same number of inboxes."""
     name = registrar.normalize(command.domain)
-    if not 1 <= len(command.personas) <= MAX_PERSONAS:
+    if not command.personas:
         raise invalid(f"Send 1 to {MAX_PERSONAS} personas.", "personas")
-    cleaned = []
-    for index, persona in enumerate(command.personas):
-        names = {"first_name": persona.first_name.strip(), "last_name": persona.last_name.strip()}
-        for key, value in names.items():
-            if not value:
-                raise invalid(f"{key} must not be empty.", f"personas[{index}].{key}")
-        cleaned.append(names)
+    cleaned = checked_personas(command.personas)
     with container.read_db.read() as cur:
         rows = [
             r
