@@ -1,7 +1,7 @@
 """Orders, the domains on them, and pending actions, as read models for lists and checks.
 
 `order_domains` keeps one row per (order, domain) with the order's status (`released` for a
-domain a failed order gave back), so placement can
+domain a failed order gave back, `detached` for one a swap took off the order), so placement can
 ask "is this domain on a busy order", "which suites use it" and "what does this tenant own"
 without scanning the event store.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from domain.orders import ACTIVE_STATES, FAILED, Order
+from domain.orders import ACTIVE_STATES, FAILED, DomainItem, Order
 from domain.pending_actions import PendingAction
 from infra.ids import public_id
 from projections.base import ReadModel, on
@@ -23,12 +23,16 @@ from views.orders import order_view, pending_action_view
 
 # The row status of a domain a failed order gave back (the order's own status is `failed`).
 RELEASED_BY_FAILURE = "released"
-# The rows that can leave a domain free: a completed purchase, a cancelled order, or a failed
-# order the domain did not break. The free-inventory query names it in these very words, so
-# that both stores' planners see its partial index applies.
+# The row status of a domain a swap took off its order (at once, or after its warm period):
+# the order's own status moves on without it.
+DETACHED_BY_SWAP = "detached"
+# The rows that can leave a domain free: a completed purchase, a cancelled order, a failed
+# order the domain did not break, or a swap that took it off its order. The free-inventory
+# query names it in these very words, so that both stores' planners see its partial index
+# applies.
 CAN_BE_FREE = (
-    "((kind = 'purchase' AND status = 'completed') "
-    f"OR (kind = 'order' AND status IN ('cancelled', '{RELEASED_BY_FAILURE}')))"
+    "((kind = 'purchase' AND status = 'completed') OR (kind = 'order' AND status IN "
+    f"('cancelled', '{RELEASED_BY_FAILURE}', '{DETACHED_BY_SWAP}')))"
 )
 
 # The events that move a domain row, and the one that changes only the order.
@@ -52,7 +56,10 @@ class OrderList(ReadModel):
         # that can be free, so it reads those, not every completed order of the tenant's
         # history (the index on tenant and status it replaces matched completed orders too).
         "DROP INDEX IF EXISTS order_domains_state",
-        "CREATE INDEX IF NOT EXISTS order_domains_can_be_free ON order_domains (tenant) "
+        # Named for its condition: a condition that changes gets a new name (and the old
+        # index goes), since CREATE INDEX IF NOT EXISTS keeps whatever holds the name.
+        "DROP INDEX IF EXISTS order_domains_can_be_free",
+        "CREATE INDEX IF NOT EXISTS order_domains_free_or_detached ON order_domains (tenant) "
         f"WHERE {CAN_BE_FREE}",
         "CREATE TABLE IF NOT EXISTS pending_actions (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, "
         "position BIGINT NOT NULL, order_id TEXT NOT NULL, status TEXT NOT NULL, doc TEXT NOT NULL)",
@@ -84,23 +91,31 @@ class OrderList(ReadModel):
             "UPDATE orders SET status = ?, doc = ? WHERE id = ?", (order.status, doc, order_id)
         )
         cur.execute(
-            "UPDATE order_domains SET status = ? WHERE order_id = ?", (order.status, order_id)
+            "UPDATE order_domains SET status = ? WHERE order_id = ? AND status <> ?",
+            (order.status, order_id, DETACHED_BY_SWAP),
         )
         if order.status == FAILED:
             self._released_by_failure(cur, order, order_id)
         # A swap brings a new domain onto the order and takes the old one off (at once, or
-        # after a premium swap's warm period).
+        # after a premium swap's warm period): the organization's still, free for a new order.
         if type(event) is Order.DomainSwapped:
             self._domain_rows(cur, order, order_id, workspace_id, position)
-        dropped = [getattr(event, "detached_domain", None)]
+        detached: DomainItem | None = getattr(event, "detached_domain", None)
+        dropped: list[DomainItem] = []
+        if detached is not None and type(event) is Order.DomainLapsed:
+            dropped.append(detached)  # no longer the organization's
+        elif detached is not None:
+            cur.execute(
+                "UPDATE order_domains SET status = ? WHERE order_id = ? AND domain = ?",
+                (DETACHED_BY_SWAP, order_id, detached["domain"]),
+            )
         if type(event) is Order.Cancelled:
             dropped += unregistered_at_cancel(self.store, event)
         for item in dropped:
-            if item is not None:
-                cur.execute(
-                    "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
-                    (order_id, item["domain"]),
-                )
+            cur.execute(
+                "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
+                (order_id, item["domain"]),
+            )
 
     @staticmethod
     def _released_by_failure(cur: Any, order: Order, order_id: str) -> None:
@@ -120,7 +135,11 @@ class OrderList(ReadModel):
             cur.execute(
                 "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "
                 "status, workspace_id, customer_id, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (order_id, domain) DO NOTHING",
+                # A name a swap took off this order and a later swap brought back is on it
+                # again, as a new use of the name; the rows already on it stay as they are.
+                "ON CONFLICT (order_id, domain) DO UPDATE SET dom_id = excluded.dom_id, "
+                "suite = excluded.suite, status = excluded.status, position = excluded.position "
+                f"WHERE order_domains.status = '{DETACHED_BY_SWAP}'",
                 (
                     order_id,
                     order.tenant,
@@ -165,14 +184,16 @@ def domain_rows(cur: Any, tenant: str, domain: str) -> list[dict[str, Any]]:
 
 
 def inbox_addresses(cur: Any, order_ids: list[str], domain: str) -> list[str]:
-    """The mailbox addresses these orders hold on `domain`, sorted."""
+    """The mailbox addresses these orders hold on `domain` (warm ones too), sorted."""
     if not order_ids:
         return []
     marks = ", ".join("?" for _ in order_ids)
     rows = cur.execute(f"SELECT doc FROM orders WHERE id IN ({marks})", tuple(order_ids))
     found: set[str] = set()
     for row in rows.fetchall():
-        for item in msgspec.json.decode(row["doc"]).get("domains", []):
+        doc = msgspec.json.decode(row["doc"])
+        # A premium swap's old domain keeps its inboxes while it is kept warm.
+        for item in [*doc.get("domains", []), *doc.get("warm_domains", [])]:
             if item.get("domain") == domain:
                 found.update(inbox["address"] for inbox in item.get("inboxes", []))
     return sorted(found)
