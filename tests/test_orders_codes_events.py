@@ -173,3 +173,17 @@ def test_persona_names_that_would_not_make_an_address_are_refused(service: Runni
         for inbox in order["domains"][0]["inboxes"]:
             local = inbox["address"].partition("@")[0]
             assert local.startswith("a" * 30 + ".") and len(local) <= 64
+
+
+def test_a_bundle_larger_than_an_order_holds_is_refused(service: RunningService) -> None:
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        bundle = client.post("/bundles", json={
+            "name": "Huge", "monthly_sending_volume": 1_000_000, "send_on_weekends": False,
+        }).json()["data"]
+        assert bundle["required_domains"]["suite_a"] > 100
+        body = {"destination": {"workspace_id": workspace}, "bundle_id": bundle["id"]}
+        assert error_of(place(client, body), 400, "invalid_request")["field"] == "bundle_id"
+        assert error_of(client.post("/quotes", json=body), 400, "invalid_request")["field"] == (
+            "bundle_id"
+        )

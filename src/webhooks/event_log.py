@@ -1,8 +1,10 @@
 """The organization's public events, recorded from the notification log (so the events API
 works with no webhook URL and no NATS), plus the delivery tables the dispatcher writes.
 
-`position` is notification id * 64 + index: unique per public event and in log order, for
-keyset paging.
+`position` is notification id * POSITION_STRIDE + index: unique per public event and in log
+order, for keyset paging. The stride bounds how many public events one stored event may map to
+(an order's completion: one `domain.connected` per domain); a store written with the earlier
+stride of 64 is renumbered once, at the first start that finds it (`_renumber`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from projections.json_text import compact_json_text
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PUBLISHED_LAST, PublicEvent, public_events_for
 
-POSITION_STRIDE = 64
+POSITION_STRIDE = 1 << 20
+_FIRST_STRIDE = 64
 
 
 def publishing_rank(position: int, type_: str) -> tuple[int, bool, int]:
@@ -65,6 +68,10 @@ class WebhookEventLog(ReadModel):
         load_mappers()
         self.store = store
 
+    def create_tables(self, cur: Any) -> None:
+        super().create_tables(cur)
+        _renumber(cur)
+
     def handles(self, event_name: str) -> bool:
         return event_name in MAPPERS
 
@@ -86,3 +93,33 @@ class WebhookEventLog(ReadModel):
                     compact_json_text(envelope_of(public)),
                 ),
             )
+
+
+def _renumber(cur: Any) -> None:
+    """Positions of the first stride move to this one, once: the stride a store's positions
+    were written with is recorded beside them (a store with events and no record: the first).
+    Of processes starting together, one takes the record's row and the others then find it
+    renumbered."""
+    cur.execute(
+        "CREATE TABLE IF NOT EXISTS webhook_event_stride (id INTEGER PRIMARY KEY, "
+        "stride BIGINT NOT NULL)"
+    )
+    cur.execute(
+        "INSERT INTO webhook_event_stride (id, stride) SELECT 1, CASE WHEN EXISTS "
+        f"(SELECT 1 FROM webhook_events) THEN {_FIRST_STRIDE} ELSE {POSITION_STRIDE} END "
+        "WHERE true ON CONFLICT (id) DO NOTHING"
+    )
+    moved = cur.execute(
+        "UPDATE webhook_event_stride SET stride = ? WHERE id = 1 AND stride = ? RETURNING id",
+        (POSITION_STRIDE, _FIRST_STRIDE),
+    ).fetchone()
+    if moved is None:
+        return
+    # Through negative numbers: no position is ever held by two rows on the way.
+    cur.execute("UPDATE webhook_events SET position = -position - 1")
+    # With x the old position: x / 64 * (stride - 64) + x, in integer division (no `%`: psycopg
+    # reads it as a placeholder).
+    cur.execute(
+        "UPDATE webhook_events SET position = ((-position - 1) / ?) * (? - ?) - position - 1",
+        (_FIRST_STRIDE, POSITION_STRIDE, _FIRST_STRIDE),
+    )

@@ -29,9 +29,13 @@ class Destination(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     password: str | None = None
 
 
+MAX_DOMAINS_PER_SUITE = 100
+MAX_INBOXES_PER_DOMAIN = 50
+
+
 class SuiteCounts(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    domains: int
-    inboxes_per_domain: int
+    domains: Annotated[int, documented(minimum=0, maximum=MAX_DOMAINS_PER_SUITE)]
+    inboxes_per_domain: Annotated[int, documented(minimum=1, maximum=MAX_INBOXES_PER_DOMAIN)]
 
 
 class NamedDomain(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -44,7 +44,14 @@ from schema.vocabulary import Suite
 from services.accounts.workspaces import EMAIL, check_client, load_target_workspace
 from services.catalog.bundles import load_bundle
 from services.catalog.pricing import price_of, registration_price
-from services.orders.commands import Destination, NamedDomain, PlaceOrder, SuiteCounts
+from services.orders.commands import (
+    MAX_DOMAINS_PER_SUITE,
+    MAX_INBOXES_PER_DOMAIN,
+    Destination,
+    NamedDomain,
+    PlaceOrder,
+    SuiteCounts,
+)
 from services.orders.personas import checked_personas
 from webhooks.urls import FORWARDING_URL, check_forwarding_target
 
@@ -53,8 +60,6 @@ if TYPE_CHECKING:
     from runtime.container import Container
 
 SUITES = ("suite_a", "suite_b")
-MAX_DOMAINS_PER_SUITE = 100
-MAX_INBOXES_PER_DOMAIN = 50
 
 
 @dataclass
@@ -133,6 +138,13 @@ def _shape(
                 "inboxes_per_domain": bundle.suite_b_inboxes_per_domain,
             },
         }
+        for suite, needs in shape.items():
+            if needs["domains"] > MAX_DOMAINS_PER_SUITE:
+                raise invalid(
+                    f"The bundle needs {needs['domains']} {suite} domains; an order holds at "
+                    f"most {MAX_DOMAINS_PER_SUITE} per suite. Order it in parts with custom counts.",
+                    "bundle_id",
+                )
         return {s: c for s, c in shape.items() if c["domains"]}, bundle_id
     shape = {}
     for suite, given in counts.items():
