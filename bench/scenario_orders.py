@@ -232,8 +232,8 @@ def measure_store(kind: str) -> dict[str, Any]:
         with running_receiver_process() as (receiver, receiver_pid), \
                 running_service(_store_extra(kind, schema), LAYOUT) as (port, env, pid):
             base_url = f"http://127.0.0.1:{port}"
-            tenants = set_up_tenants(base_url, f"{receiver}/hook",
-                                     sandbox_secrets(env, ORGANIZATIONS))
+            tenants = set_up_tenants(base_url,
+                                     sandbox_secrets(env, ORGANIZATIONS, f"{receiver}/hook"))
             settings = Settings.from_env(env)
             nats_pid = child_named(pid, "nats-server")
             meter = CpuMeter({

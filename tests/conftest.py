@@ -157,6 +157,17 @@ class RunningService:
         """A client for a fresh organization's key: the quickest way to a tenant."""
         return self.client(self.new_key(self.new_org(**rate), env, preset))
 
+    def live_twin(self, client: httpx.Client, preset: str = "full") -> httpx.Client:
+        """A client of a new live key of the organization `client`'s key belongs to."""
+        org_id = client.get("/me").json()["data"]["partner"]["id"]
+        return self.client(self.new_key(org_id, "live", preset))
+
+    def put_webhook(self, client: httpx.Client, url: str) -> httpx.Response:
+        """`PUT /webhook_endpoint` for `client`'s organization, with a live key of it: the one
+        endpoint serves both environments, so a sandbox key may not change it."""
+        with self.live_twin(client) as live:
+            return live.put("/webhook_endpoint", json={"url": url})
+
     def wait_projections(self) -> None:
         head = self.container.store.recorder.max_notification_id() or 0
         assert self.container.read_models.wait_for(head, timeout=PATIENCE)

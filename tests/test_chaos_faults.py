@@ -124,7 +124,7 @@ def test_events_reach_a_receiver_that_was_down_for_a_while(webhooks: RunningServ
     first = Receiver().start()
     port = first.server.server_address[1] if first.server else 0
     with webhooks.partner() as client:
-        assert client.put("/webhook_endpoint", json={"url": first.url}).status_code == 200
+        assert webhooks.put_webhook(client, first.url).status_code == 200
         workspace = new_workspace(client)
         first.stop()  # down: connections refused
         # Hold the port (bound, not listening: still refused) so no other process takes it.

@@ -135,13 +135,15 @@ def sandbox_tenant(container: Container) -> Tenant:
     return Tenant(org_id, container.accounts.create_key(org_id, "test", "full").secret)
 
 
-def workspace_and_webhook(tenant: Tenant, api: str, hook_url: str) -> str:
-    """Creates the tenant's workspace and endpoint; returns the endpoint's signing secret."""
+def workspace_and_webhook(tenant: Tenant, live_key: str, api: str, hook_url: str) -> str:
+    """Creates the tenant's workspace and (with a live key: one endpoint serves both
+    environments) its endpoint; returns the endpoint's signing secret."""
     with tenant.client(api) as client:
         body = {"name": "Cluster", "provider": "u", "credentials": {"api_key": "key_good"}}
         created = send(client, "POST", "/workspaces", str(uuid.uuid4()), body)
         assert created.status_code == 201, created.text
         tenant.workspace = created.json()["data"]["workspace_id"]
+    with Tenant(tenant.org_id, live_key).client(api) as client:
         saved = client.put("/webhook_endpoint", json={"url": hook_url})
         assert saved.status_code == 200, saved.text
         return str(saved.json()["data"]["secret"])
@@ -210,7 +212,8 @@ def test_a_dead_nats_node_loses_no_event_and_stops_no_gateway(deployment: Deploy
     stream = container.settings.nats_stream
     tenant = sandbox_tenant(container)
     shape.start_planned()
-    secret = workspace_and_webhook(tenant, shape.api_of("gateway-a"), receiver.url)
+    live_key = container.accounts.create_key(tenant.org_id, "live", "full").secret
+    secret = workspace_and_webhook(tenant, live_key, shape.api_of("gateway-a"), receiver.url)
     apis = [shape.api_of(name) for name in shape.gateways]
     wait_until(lambda: replicas_of(nats_nodes, stream) == 3, timeout=30)
 

@@ -104,7 +104,7 @@ def test_each_documented_rule_is_enforced(service: RunningService) -> None:
         assert named["field"] == "na\\u0000me"
         query = client.get("/domains", params={"domain": "a\u0000.com"}).json()["error"]
         assert (query["code"], query["field"]) == ("invalid_request", "domain")
-        endpoint = client.put("/webhook_endpoint", json={"url": "https://"}).json()["error"]
+        endpoint = service.put_webhook(client, "https://").json()["error"]
         assert endpoint["field"] == "url"
         created = client.post("/bundles", json={**bundle, "name": "B"}).json()["data"]
         edit = client.patch(f"/bundles/{created['id']}", json={"name": None}).json()["error"]

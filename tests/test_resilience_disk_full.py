@@ -45,12 +45,29 @@ def grpc_health(served: Served) -> int:
 
 
 def new_sandbox_key(served: Served) -> str:
+    return new_key(served, "test")
+
+
+def new_key(served: Served, environment: str, org_id: str | None = None) -> str:
     container = Container.build(Settings.from_env(served.env))
     try:
-        org_id = str(container.accounts.create_organization("Disk")["id"])
-        return container.accounts.create_key(org_id, "test", "full").secret
+        org_id = org_id or str(container.accounts.create_organization("Disk")["id"])
+        return container.accounts.create_key(org_id, environment, "full").secret
     finally:
         container.close()
+
+
+def live_twin(served: Served, client: httpx.Client) -> httpx.Client:
+    """A client of a new live key of `client`'s organization: one webhook endpoint serves both
+    environments, so only a live key sets it."""
+    org_id = client.get("/me").json()["data"]["partner"]["id"]
+    headers = {"Authorization": f"Bearer {new_key(served, 'live', org_id)}"}
+    return httpx.Client(base_url=str(client.base_url), headers=headers, timeout=30.0)
+
+
+def set_webhook(served: Served, client: httpx.Client, url: str) -> httpx.Response:
+    with live_twin(served, client) as live:
+        return live.put("/webhook_endpoint", json={"url": url})
 
 
 def place_orders(client: httpx.Client, workspace: str, count: int) -> list[str]:
@@ -110,7 +127,8 @@ def run_the_reproduction(
     served: Served, client: httpx.Client, disk: Path, receiver: Receiver, store: str
 ) -> None:
     workspace = new_workspace(client)
-    assert client.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+    live = live_twin(served, client)  # made now: a full disk takes no new key
+    assert live.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
     nats = nats_child(served.process.pid)
 
     os.kill(nats, signal.SIGSTOP)
@@ -133,7 +151,7 @@ def run_the_reproduction(
     assert listed.status_code == 200 and {o["id"] for o in listed.json()["data"]} >= set(orders)
     if store == "sqlite":  # a write cannot be stored: 503 with Retry-After, never 500
         assert_storage_refusal(place(client, counts(workspace, a=1)))
-        assert_storage_refusal(client.put("/webhook_endpoint", json={"url": receiver.url}))
+        assert_storage_refusal(live.put("/webhook_endpoint", json={"url": receiver.url}))
     else:  # the event store has room: orders are still taken
         orders += place_orders(client, workspace, 1)
 
@@ -180,7 +198,7 @@ def test_disk_each_sandbox_order_costs(tmp_path: Path) -> None:
             with httpx.Client(base_url=served.url + "/partner/v1", headers=headers,
                               timeout=30.0) as client:
                 workspace = new_workspace(client)
-                assert client.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+                assert set_webhook(served, client, receiver.url).status_code == 200
                 warm = place_orders(client, workspace, 5)
                 wait_until(lambda: set(warm) <= completed(receiver), timeout=HEAL_SECONDS)
                 before = settled_usage(tmp_path / "var")

@@ -61,7 +61,7 @@ def test_each_advance_past_a_retry_makes_one_attempt(
     webhooks: RunningService, failing: Receiver
 ) -> None:
     with webhooks.partner() as partner:
-        assert partner.put("/webhook_endpoint", json={"url": failing.url}).status_code == 200
+        assert webhooks.put_webhook(partner, failing.url).status_code == 200
         event = _test_event_after_first_attempt(partner)
         assert advance(partner, seconds=59)["came_due"]["webhook_attempts"] == 0
         for number, wait in enumerate(SCHEDULE, start=2):
@@ -85,7 +85,7 @@ def test_two_advances_at_once_attempt_a_delivery_once(
     webhooks: RunningService, failing: Receiver
 ) -> None:
     with webhooks.partner() as partner:
-        assert partner.put("/webhook_endpoint", json={"url": failing.url}).status_code == 200
+        assert webhooks.put_webhook(partner, failing.url).status_code == 200
         event = _test_event_after_first_attempt(partner)
         answers: list[dict[str, Any]] = []
 

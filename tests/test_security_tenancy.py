@@ -157,7 +157,7 @@ def test_secrets_are_never_stored_or_logged_in_clear(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     org = service.new_org("Secretive")
-    key_secret = service.new_key(org, "test")
+    key_secret = service.new_key(org, "live")
     credential = f"sk-live-{uuid.uuid4().hex}"
     password = f"pw-{uuid.uuid4().hex}"
     with service.client(key_secret) as client:
@@ -209,7 +209,7 @@ def test_secrets_are_never_stored_or_logged_in_clear(
     ],
 )
 def test_webhook_urls_refuse_private_targets(service: RunningService, url: str) -> None:
-    with service.partner() as client:
+    with service.partner("live") as client:
         response = client.put("/webhook_endpoint", json={"url": url})
     assert response.status_code == 400, (url, response.text)
     assert response.json()["error"]["field"] == "url"
@@ -250,7 +250,7 @@ def test_forwarding_urls_refuse_private_targets(service: RunningService, url: st
 def test_private_targets_allowed_only_with_the_dev_setting(service_factory: Any) -> None:
     service = service_factory(allow_http_webhooks=True)
     with service.partner() as client:
-        response = client.put("/webhook_endpoint", json={"url": "http://127.0.0.1:9/hook"})
+        response = service.put_webhook(client, "http://127.0.0.1:9/hook")
         assert response.status_code == 200, response.text
         forwarding = client.post(
             "/domains/forwarding",
@@ -275,7 +275,7 @@ def test_body_limit_holds_for_streamed_and_hand_decoded_bodies(service: RunningS
                 yield b"a" * 65536
             yield b'"}'
 
-        streamed = client.put(
+        streamed = service.live_twin(client).put(
             "/webhook_endpoint", content=chunks(), headers={"Content-Type": "application/json"}
         )
     for response in (decoded_by_hand, streamed):

@@ -121,9 +121,9 @@ def test_domains_and_forwarding_answer_their_documented_shape(service: RunningSe
 def test_events_and_endpoint_answer_their_documented_shape(service: RunningService) -> None:
     with service.partner() as client:
         decoded(client.get("/webhook_endpoint"), 200, EndpointResponse, EndpointOut)
-        saved = client.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
+        saved = service.put_webhook(client, "https://8.8.8.8/hook")
         decoded(saved, 200, EndpointSecretResponse, EndpointSecretOut)
-        rotated = client.post("/webhook_endpoint/rotate_secret")
+        rotated = service.live_twin(client).post("/webhook_endpoint/rotate_secret")
         decoded(rotated, 200, EndpointSecretResponse, EndpointSecretOut)
         decoded(client.get("/webhook_endpoint"), 200, EndpointResponse, EndpointOut)
         event = decoded(client.post("/webhook_endpoint/test"), 202, EventResponse, EventOut)

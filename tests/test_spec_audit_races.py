@@ -48,7 +48,7 @@ def fire(
 
 
 def test_webhook_endpoint_put_and_rotate_race_without_500(service: RunningService) -> None:
-    secret = service.new_key(service.new_org(), "test")
+    secret = service.new_key(service.new_org(), "live")
     with service.client(secret) as client:
         first = client.put("/webhook_endpoint", json={"url": "https://8.8.8.8/first"})
         assert first.status_code == 200, first.text

@@ -51,7 +51,7 @@ def stopped_streams() -> Iterator[list[RunningService]]:
 
 def connect(service: RunningService, receiver: Receiver) -> tuple[httpx.Client, str]:
     partner = service.partner()
-    saved = partner.put("/webhook_endpoint", json={"url": receiver.url})
+    saved = service.put_webhook(partner, receiver.url)
     assert saved.status_code == 200, saved.text
     return partner, saved.json()["data"]["secret"]
 

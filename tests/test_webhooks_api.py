@@ -12,7 +12,7 @@ from conftest import RunningService
 
 
 def test_registration_refuses_private_and_plain_http_urls(service: RunningService) -> None:
-    partner = service.partner()
+    partner = service.partner("live")
     for url in (
         "http://example.com/hook",
         "https://127.0.0.1/hook",
@@ -44,7 +44,7 @@ def test_registration_refuses_private_and_plain_http_urls(service: RunningServic
 
 
 def test_secret_is_shown_once_and_rotates(service: RunningService) -> None:
-    partner = service.partner()
+    partner = service.partner("live")
     saved = partner.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
     assert saved.status_code == 200
     secret = saved.json()["data"]["secret"]
@@ -57,9 +57,27 @@ def test_secret_is_shown_once_and_rotates(service: RunningService) -> None:
 
 
 def test_read_key_cannot_change_the_endpoint(service: RunningService) -> None:
-    reader = service.partner(preset="read")
+    reader = service.partner("live", preset="read")
     answer = reader.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
     assert answer.status_code == 403 and answer.json()["error"]["code"] == "forbidden"
+
+
+def test_a_sandbox_key_cannot_change_the_live_endpoint(service: RunningService) -> None:
+    """One endpoint serves both environments: a sandbox key sees it, and neither replaces it
+    nor rotates its secret, so live deliveries stay where the live receiver verifies them."""
+    sandbox = service.partner()
+    live = service.live_twin(sandbox)
+    saved = live.put("/webhook_endpoint", json={"url": "https://8.8.8.8/live"})
+    assert saved.status_code == 200, saved.text
+    for answer in (
+        sandbox.put("/webhook_endpoint", json={"url": "https://8.8.8.8/elsewhere"}),
+        sandbox.put("/webhook_endpoint", json={"url": "not a url"}),  # refused before the body
+        sandbox.post("/webhook_endpoint/rotate_secret"),
+    ):
+        assert answer.status_code == 403 and answer.json()["error"]["code"] == "forbidden"
+    shown = sandbox.get("/webhook_endpoint").json()["data"]
+    assert shown == {"url": "https://8.8.8.8/live", "secret_set": True}
+    assert sandbox.post("/webhook_endpoint/test").status_code == 202  # a test event still goes
 
 
 def test_events_are_listed_without_a_webhook_url(service: RunningService) -> None:

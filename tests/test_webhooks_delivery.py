@@ -44,7 +44,7 @@ def receiver() -> Iterator[Receiver]:
 
 def connect(service: RunningService, receiver: Receiver) -> tuple[httpx.Client, str]:
     partner = service.partner()
-    saved = partner.put("/webhook_endpoint", json={"url": receiver.url})
+    saved = service.put_webhook(partner, receiver.url)
     assert saved.status_code == 200, saved.text
     return partner, saved.json()["data"]["secret"]
 
@@ -152,7 +152,7 @@ def test_rotated_secret_signs_the_next_delivery(
     partner, old = connect(webhooks, receiver)
     first = partner.post("/webhook_endpoint/test").json()["data"]["id"]
     event_when(partner, first, "delivered")
-    new = partner.post("/webhook_endpoint/rotate_secret").json()["data"]["secret"]
+    new = webhooks.live_twin(partner).post("/webhook_endpoint/rotate_secret").json()["data"]["secret"]
     second = partner.post("/webhook_endpoint/test").json()["data"]["id"]
     event_when(partner, second, "delivered")
     got = receiver.of_event(second)[-1]

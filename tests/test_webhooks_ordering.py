@@ -92,7 +92,7 @@ def test_reordered_and_repeated_deliveries_end_in_the_right_state(
     receiver = Receiver().start()
     try:
         partner = webhooks.partner()
-        saved = partner.put("/webhook_endpoint", json={"url": receiver.url})
+        saved = webhooks.put_webhook(partner, receiver.url)
         assert saved.status_code == 200, saved.text
         advised = AdvisedReceiver(saved.json()["data"]["secret"])
         receiver.respond = lambda got: advised.handle(got[-1])

@@ -20,7 +20,12 @@ def csrf_of(page: str) -> str:
 
 def test_portal_sign_in_endpoint_secret_test_event_and_redeliver(service: RunningService) -> None:
     org = service.new_org()
-    key = service.new_key(org, "test", "full")
+    key = service.new_key(org, "live", "full")
+    with browser(service) as sandbox:  # one endpoint serves both: a sandbox key only reads it
+        page = sandbox.post("/portal/login", data={"api_key": service.new_key(org, "test")})
+        for path, form in (("/portal/endpoint", {"url": "https://8.8.8.8/x"}), ("/portal/rotate", {})):
+            refused = sandbox.post(path, data={"csrf": csrf_of(page.text), **form})
+            assert 'id="error"' in refused.text and 'id="secret"' not in refused.text
     with browser(service) as web:
         assert 'id="api_key"' in web.get("/portal").text
         refused = web.post("/portal/login", data={"api_key": service.new_key(org, "test", "read")})

@@ -69,7 +69,7 @@ def test_portal_in_chromium(webhooks: RunningService, browser_page: Any) -> None
     receiver = Receiver(respond=lambda got: 500 if len(got) == 1 else 200).start()
     try:
         org = webhooks.new_org()
-        key = webhooks.new_key(org, "test", "full")
+        key = webhooks.new_key(org, "live", "full")
         page = browser_page
         page.goto(f"{webhooks.base_url}/portal")
         page.fill("#api_key", webhooks.new_key(org, "test", "read"))

@@ -124,7 +124,7 @@ def test_redelivery_honours_its_idempotency_key_and_the_full_preset(
 ) -> None:
     org = webhooks.new_org()
     with webhooks.client(webhooks.new_key(org)) as partner:
-        assert partner.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+        assert webhooks.put_webhook(partner, receiver.url).status_code == 200
         event_id = send_test_event(partner)
         event_when(partner, event_id, "delivered")
         since = partner.get(f"/events/{event_id}").json()["data"]["created_at"]
@@ -185,7 +185,7 @@ def test_an_orders_events_are_queued_again_in_their_lifecycle_order(
     started = time.time()
     since = iso(started)
     with with_worker.client(with_worker.new_key(org)) as partner:
-        assert partner.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+        assert with_worker.put_webhook(partner, receiver.url).status_code == 200
         assert place(partner, counts(new_workspace(partner), a=2)).status_code == 201
         wait_until(lambda: len(failed_events(partner)) == 4, interval=0.2)
         queued = matching_events(

@@ -1,6 +1,8 @@
 """Webhook endpoint registration: one URL and one secret per organization (spec 6).
 
-The secret is shown once, when it is made; the aggregate only ever holds it sealed.
+The secret is shown once, when it is made; the aggregate only ever holds it sealed. The one
+endpoint serves live and sandbox events alike, so a sandbox key may look at it but not change
+it (`refuse_sandbox_change`): sandbox work never redirects live deliveries.
 """
 
 from __future__ import annotations
@@ -19,6 +21,17 @@ from webhooks.urls import check_registration
 
 if TYPE_CHECKING:
     from runtime.container import Container
+
+
+def refuse_sandbox_change(environment: str) -> None:
+    """403 for a key of any environment but live: only live keys (and the operator) change
+    the endpoint or its secret."""
+    if environment != "live":
+        raise DomainError(
+            "forbidden",
+            "The webhook endpoint serves live and sandbox events alike: change it with a live "
+            "key (full preset) or `partner-api webhook set`.",
+        )
 
 
 @dataclass(frozen=True)

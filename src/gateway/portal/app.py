@@ -31,7 +31,7 @@ from infra.ids import parse_id
 from webhooks.commands import SetWebhookEndpoint
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
-from webhooks.endpoints import endpoints_of
+from webhooks.endpoints import endpoints_of, refuse_sandbox_change
 from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
 from webhooks.recovery import redeliver_since
 
@@ -217,6 +217,7 @@ class PortalController(Controller):
             return _to_login()
         service = endpoints_of(container)
         try:
+            refuse_sandbox_change(session.environment)
             saved = await run_blocking(
                 service.set_url, session.org_id, SetWebhookEndpoint(url=str(form.get("url", "")))
             )
@@ -236,6 +237,7 @@ class PortalController(Controller):
         except PermissionError:
             return _to_login()
         try:
+            refuse_sandbox_change(session.environment)
             rotated = await run_blocking(
                 endpoints_of(container).rotate_secret, session.org_id
             )

@@ -12,7 +12,7 @@ from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from gateway.rest.strict_bodies import reject_body_properties
+from gateway.rest.strict_bodies import reject_body_properties, request_rules
 from infra.blocking import run_blocking
 from schema.event_types import EVENT_TYPES
 from views.events import (
@@ -25,7 +25,7 @@ from views.events import (
 from views.pages import Links, Meta
 from webhooks.commands import RedeliverEvents, SetWebhookEndpoint
 from webhooks.deliveries import STATUSES
-from webhooks.endpoints import endpoints_of
+from webhooks.endpoints import endpoints_of, refuse_sandbox_change
 from webhooks.event_log import POSITION_STRIDE
 from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, one_event, render_page
 from webhooks.recovery import redeliver_event, redeliver_events
@@ -166,6 +166,23 @@ class EventsController(Controller):
         return EventResponse(found)
 
 
+async def _live_key_only(request: Request[Any, Any, Any]) -> None:
+    refuse_sandbox_change(principal_of(request).environment)
+    await request_rules(request)  # the router's hook, which this one replaces
+
+
+async def _live_key_no_body(request: Request[Any, Any, Any]) -> None:
+    refuse_sandbox_change(principal_of(request).environment)
+    await reject_body_properties(request)
+
+
+SANDBOX_KEYS_READ_ONLY = (
+    " Live keys only: the one endpoint serves live and sandbox events alike, so a sandbox "
+    "(`pk_test_`) key gets 403 `forbidden`; the operator CLI sets it too (`partner-api "
+    "webhook set`)."
+)
+
+
 class WebhookEndpointController(Controller):
     path = "/webhook_endpoint"
     tags = ["events"]
@@ -184,8 +201,9 @@ class WebhookEndpointController(Controller):
     @put(
         operation_id="setWebhookEndpoint",
         description="Sets or replaces the URL deliveries go to (https) and issues a new signing "
-        "secret, shown in this answer only.",
+        "secret, shown in this answer only." + SANDBOX_KEYS_READ_ONLY,
         summary="Set the webhook URL; answers a new signing secret, shown only this once",
+        before_request=_live_key_only,
         sync_to_thread=True,
         responses={200: NEW_SECRET},
     )
@@ -200,8 +218,8 @@ class WebhookEndpointController(Controller):
         operation_id="rotateWebhookSecret",
         description="Replaces the `whsec_` secret that signs deliveries; the old one stops "
         "signing at once. The new secret is in this answer only: store it before "
-        "verifying the next delivery.",
-        before_request=reject_body_properties,
+        "verifying the next delivery." + SANDBOX_KEYS_READ_ONLY,
+        before_request=_live_key_no_body,
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
         sync_to_thread=True,
