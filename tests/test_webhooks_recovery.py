@@ -198,3 +198,32 @@ def test_an_orders_events_are_queued_again_in_their_lifecycle_order(
         answer = redeliver(partner, {"since": since, "status": "failed"})
         assert answer.json() == {"data": {"redelivered": 4}}, answer.text
         wait_until(lambda: len(receiver.event_ids()) == 4 and not failed_events(partner))
+
+
+def test_a_bulk_redelivery_reaches_the_receiver_oldest_first(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    """decisions 7: oldest first, at the receiver too, however slowly it answers."""
+    partner, _ = connect(webhooks, receiver)
+    since = iso(time.time())
+    sent = [send_test_event(partner) for _ in range(12)]
+    for event_id in sent:
+        event_when(partner, event_id, "delivered")
+    receiver.respond = lambda _: -0.05  # slow: side by side attempts would overtake each other
+    assert redeliver(partner, {"since": since}).json()["data"]["redelivered"] == len(sent)
+    wait_until(lambda: all(len(receiver.of_event(e)) == 2 for e in sent), timeout=60)
+    again = sorted((r for e in sent for r in receiver.of_event(e)[1:]), key=lambda r: r.at)
+    assert [r.headers["Service-Event-Id"] for r in again] == sent
+
+
+def test_since_compares_with_the_envelope_to_the_millisecond(
+    webhooks: RunningService, receiver: Receiver
+) -> None:
+    """An event whose envelope says `.305Z` is before a `since` of `.3058Z`."""
+    partner, _ = connect(webhooks, receiver)
+    event_id = send_test_event(partner)
+    event_when(partner, event_id, "delivered")
+    shown = partner.get(f"/events/{event_id}").json()["data"]["created_at"]  # ...ss.mmmZ
+    finer = shown[:-1] + "9Z"  # a tenth of a millisecond before the next one
+    assert redeliver(partner, {"since": finer}).json()["data"]["redelivered"] == 0
+    assert redeliver(partner, {"since": shown}).json()["data"]["redelivered"] == 1

@@ -5,6 +5,9 @@ acks it, so JetStream keeps anything not yet durable here. From then on the deli
 drives the attempts: retries follow the schedule, a dispatcher that dies loses its claims when
 their lease runs out, and another (or the restarted one) carries on. Each organization has its
 own small concurrency allowance, so a slow or failing receiver only ever waits on itself.
+Fresh events go out side by side; the due rows of a poll (retries, redeliveries) go out one
+organization's at a time in due order, so a bulk redelivery reaches the receiver oldest first
+(decisions 7), which attempts side by side would not keep.
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ class WebhookDispatcher:
         )
         self._slots = asyncio.Semaphore(TOTAL_CONCURRENCY)
         self._in_flight: set[str] = set()
+        # Per organization, the due rows waiting for their turn in its lane (`_line_up`).
+        self._lanes: dict[str, list[Due]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
@@ -228,11 +233,34 @@ class WebhookDispatcher:
                 log.exception("webhook due-poll failed; retrying")
                 claimed = []
             for due in claimed:
-                self._spawn(due)
+                self._line_up(due)
             if time.monotonic() > next_sweep:
                 next_sweep = time.monotonic() + CLIENT_IDLE_SECONDS / 10
                 await self._sender.close_idle(max(CLIENT_IDLE_SECONDS, 2 * self.lease))
             await asyncio.sleep(interval)
+
+    def _line_up(self, due: Due) -> None:
+        """A due row after the ones of its organization already waiting: one lane per
+        organization, attempts one after another in due order."""
+        if due.event_id in self._in_flight:
+            return
+        self._in_flight.add(due.event_id)
+        lane = self._lanes.get(due.org_id)
+        if lane is not None:
+            lane.append(due)
+            return
+        self._lanes[due.org_id] = [due]
+        task = asyncio.create_task(self._run_lane(due.org_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_lane(self, org_id: str) -> None:
+        lane = self._lanes[org_id]
+        try:
+            while lane:
+                await self._deliver(lane.pop(0), {})
+        finally:
+            del self._lanes[org_id]
 
     def _spawn(self, due: Due, endpoints: dict[str, Endpoint | None] | None = None) -> None:
         if due.event_id in self._in_flight:

@@ -11,6 +11,7 @@ round. The dispatcher makes the attempts as it makes every other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import NotFound
@@ -77,12 +78,20 @@ def redeliver_events(
         container.read_db,
         tenant,
         org_id,
-        command.since.timestamp(),
+        _to_the_millisecond(command.since).timestamp(),
         command.status,
         container.clock.now(),
         container.settings.webhook_retry_schedule,
     )
     return RedeliveredOut(redelivered=count)
+
+
+def _to_the_millisecond(since: datetime) -> datetime:
+    """`since` compares with the envelope's `created_at`, which shows whole milliseconds: a
+    finer `since` matches from the next millisecond on (an envelope of `.305Z` is before
+    `.3058Z`)."""
+    extra = since.microsecond % 1000
+    return since + timedelta(microseconds=1000 - extra) if extra else since
 
 
 def redeliver_event(container: Container, tenant: str, org_id: str, event_id: str) -> EventOut:
