@@ -268,3 +268,16 @@ def test_a_schema_named_in_the_database_url_is_the_one_used() -> None:
         database.close()
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute("DROP SCHEMA IF EXISTS url_named_schema CASCADE")
+
+
+def test_a_schema_name_postgresql_would_fold_is_refused_at_start() -> None:
+    """An unquoted name is folded to lower case: `Audit_E` would be made as written and then
+    looked for as `audit_e`. Refused with the rule, before anything is created."""
+    from infra.settings import Settings
+
+    for bad in ("Audit_E", "1st", "with-dash", "s" * 64):
+        with pytest.raises(ValueError, match="a schema name is lower-case"):
+            Settings.from_env({"PARTNER_API_DATABASE_URL": PG_URL,
+                               "PARTNER_API_DATABASE_SCHEMA": bad})
+    assert Settings.from_env({"PARTNER_API_DATABASE_URL": PG_URL,
+                              "PARTNER_API_DATABASE_SCHEMA": "audit_e2"}).database_schema == "audit_e2"

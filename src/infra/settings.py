@@ -94,6 +94,9 @@ def _search_path_of(url: str | None) -> str | None:
     return None
 
 
+SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
 def database_schema(env: dict[str, str]) -> str:
     """`PARTNER_API_DATABASE_SCHEMA`, or the schema the URL's own `options` name (the libpq way),
     or `public`. The pool sets `search_path` itself, so a schema named only in the URL would
@@ -105,7 +108,15 @@ def database_schema(env: dict[str, str]) -> str:
             f"PARTNER_API_DATABASE_SCHEMA={named} but PARTNER_API_DATABASE_URL sets "
             f"search_path={in_url}; name one schema"
         )
-    return named or in_url or "public"
+    schema = named or in_url or "public"
+    # PostgreSQL folds an unquoted name to lower case: a name of other letters would be made
+    # as written and then looked for folded, and not found.
+    if not SCHEMA_NAME.fullmatch(schema):
+        raise ValueError(
+            f"PARTNER_API_DATABASE_SCHEMA={schema}: a schema name is lower-case letters, digits "
+            "and _, starting with a letter or _, at most 63 characters"
+        )
+    return schema
 
 
 @dataclass(frozen=True)

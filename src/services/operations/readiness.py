@@ -7,17 +7,24 @@ Not ready while any of these holds (docs/resilience.md):
   embedded server's probe does);
 - the outbox is stuck: events wait for it and its position has not moved for
   `outbox_stuck_seconds`.
+
+A check of the store that has not answered within `STORE_CHECK_SECONDS` reports an error:
+a database that stopped answering (a dead host, a cut network) holds a query for minutes, and
+a probe must hear "not ready", not time out. Such a check goes on in a daemon thread of its own,
+and the next probes wait for that one instead of starting more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from infra.blocking import run_blocking
 from infra.storage_health import room_to_write
 from projections.follower import tracked_position
 from views.readiness import Readiness
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
     from runtime.container import Container
 
 OK = ("ok", "not configured")
+STORE_CHECK_SECONDS = 2.0
 
 
 @dataclass
@@ -38,11 +46,41 @@ class OutboxProgress:
 
 
 async def readiness(container: Container) -> Readiness:
-    checks = {"event_store": await run_blocking(event_store_check, container)}
+    checks = {"event_store": await _answered_in_time(container, event_store_check)}
     checks["nats"] = await nats_check(container)
     if container.settings.nats_url:
-        checks["outbox"] = await run_blocking(outbox_check, container)
+        checks["outbox"] = await _answered_in_time(container, outbox_check)
     return Readiness(ready=all(value in OK for value in checks.values()), checks=checks)
+
+
+async def _answered_in_time(container: Container, check: Callable[[Container], str]) -> str:
+    """The check's answer, or an error once it took `STORE_CHECK_SECONDS`."""
+    key = f"readiness:{check.__name__}"
+    running: Future[str] | None = container.extras.get(key)
+    if running is None or running.done():
+        running = _in_a_thread(check, container)
+        container.extras[key] = running
+    try:
+        answer = asyncio.wrap_future(running)
+        return await asyncio.wait_for(asyncio.shield(answer), STORE_CHECK_SECONDS)
+    except TimeoutError:
+        return f"error: no answer within {STORE_CHECK_SECONDS:g} s"
+    except Exception as exc:  # readiness reports, it does not raise
+        return f"error: {type(exc).__name__}"
+
+
+def _in_a_thread(check: Callable[[Container], str], container: Container) -> Future[str]:
+    """A daemon thread, not a pool's: one stuck on a dead database must not hold up exit."""
+    future: Future[str] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(check(container))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting probe
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"readiness-{check.__name__}", daemon=True).start()
+    return future
 
 
 def event_store_check(container: Container) -> str:
