@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from conftest import RunningService
 from pool_support import add, attached, conditions, ordered_domains, pooled
-from test_orders_sandbox import error_of, new_workspace
+from sandbox_clock_support import advance
+from test_orders_sandbox import counts, error_of, new_workspace, placed
 
 from audit.replay import replay
 from domain.errors import NotFound
@@ -162,3 +163,20 @@ def test_a_burned_result_is_about_the_live_domain_of_its_name(service: RunningSe
             assert live.get(f"/pool/burned_domain_jobs/{job['id']}").status_code == 200
         error_of(sandbox.get(f"/pool/burned_domain_jobs/{job['id']}"), 404, "not_found")
         assert conditions(sandbox) == {name: "available"}
+
+
+def test_a_burned_domain_on_no_pool_is_named_and_stamped_on_the_sandbox_clock(
+    service: RunningService,
+) -> None:
+    """`pool.domain_burned` of a domain never pooled names its `dom_` id and order; the job
+    of a sandbox domain carries its organization's sandbox time."""
+    with service.partner() as client:
+        order = placed(client, counts(new_workspace(client), a=1))
+        item = order["domains"][0]
+        now = advance(client, seconds=30 * 86_400)["now"]
+        job = burn(service, item["domain"])
+        assert now <= job["created_at"] < now[:10] + "T99"  # the sandbox's day, not today
+        service.wait_projections()
+        events = client.get("/events", params={"type": "pool.domain_burned"}).json()["data"]
+        (burned,) = [e for e in events if e["type"] == "pool.domain_burned"]
+        assert (burned["data"]["id"], burned["data"]["order_id"]) == (item["id"], order["id"])

@@ -167,8 +167,20 @@ class PoolDomain(Aggregate):
             raise self._refuse("finish its release", at)
         self._released(available_at=available_at, at=at)
 
-    def mark_burned(self, job_id: str, reason: str, at: float) -> None:
-        self._burned(job_id=job_id, reason=reason, unlink=self.condition_at(at) in REMOVABLE, at=at)
+    def mark_burned(
+        self, job_id: str, reason: str, at: float, dom_id: str, order_id: str | None
+    ) -> None:
+        """A burned provider result; a domain never pooled learns which `dom_` (and order) it
+        is, so its `pool.domain_burned` names them."""
+        known = self.dom_id is not None
+        self._burned(
+            job_id=job_id,
+            reason=reason,
+            unlink=self.condition_at(at) in REMOVABLE,
+            at=at,
+            dom_id=None if known else dom_id,
+            order_id=None if known else order_id,
+        )
 
     def retire(self, replacement_id: str, at: float) -> None:
         if self.condition != ASSIGNED:
@@ -244,7 +256,20 @@ class PoolDomain(Aggregate):
         self.updated_at = at
 
     @event("Burned")
-    def _burned(self, *, job_id: str, reason: str, unlink: bool, at: float) -> None:
+    def _burned(
+        self,
+        *,
+        job_id: str,
+        reason: str,
+        unlink: bool,
+        at: float,
+        # Absent from events recorded before they were (the domain was then left unnamed).
+        dom_id: str | None = None,
+        order_id: str | None = None,
+    ) -> None:
+        if dom_id is not None:
+            self.dom_id = dom_id
+            self.order_id = order_id
         self.burned = True
         self.burned_reason = reason
         if unlink:

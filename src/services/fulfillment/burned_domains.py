@@ -36,7 +36,8 @@ def _owner_row(container: Container, name: str) -> Row:
     first, then one whose tenant pools the name, then one on an order, then the newest."""
     with container.read_db.read() as cur:
         rows = cur.execute(
-            "SELECT id, tenant, category, position FROM domains WHERE name = ?", (name,)
+            "SELECT id, tenant, category, position, order_id FROM domains WHERE name = ?",
+            (name,),
         ).fetchall()
         pooling = {
             str(row["tenant"])
@@ -70,6 +71,15 @@ def burned_domain_job(
         raise invalid(f"reason must be 1 to {MAX_REASON} characters.", "reason")
     row = _owner_row(container, name)
     org_id, environment = str(row["tenant"]).split(":", 1)
+    # A sandbox domain's job, replacement and rows are stamped on its organization's clock.
+    with container.clock.scoped(org_id, environment):
+        return _burned_on(container, row, name, org_id, environment, operator, reason)
+
+
+def _burned_on(
+    container: Container, row: Row, name: str, org_id: str, environment: str,
+    operator: str | None, reason: str,
+) -> tuple[BurnedDomainJob, list[Aggregate]]:
     at = container.clock.now()
     pool: PoolDomain = pool_domain_for(container, org_id, environment, name)
     job = BurnedDomainJob(
@@ -82,7 +92,7 @@ def burned_domain_job(
     )
     job_id = public_id("brj", job.id)
     was_assigned, burned_before = pool.condition == ASSIGNED, pool.burned
-    pool.mark_burned(job_id, reason, at)
+    pool.mark_burned(job_id, reason, at, str(row["id"]), row["order_id"])
     changed: list[Aggregate] = [pool]
     replacement_id = None
     if was_assigned:
