@@ -88,3 +88,17 @@ def test_a_warm_domain_named_on_an_order_gets_other_addresses(service: RunningSe
         # The warm period over, the order that named it keeps it.
         advance(client, seconds=15 * DAY)
         assert inventory(client, old["domain"])["order_id"] == named["id"]
+
+
+def test_an_imported_domain_swapped_in_keeps_auto_renew_off(service: RunningService) -> None:
+    """decisions 6: imported domains renew with the customer's registrar, never here."""
+    with service.partner() as client:
+        order = completed_order(client)
+        imported = client.post("/domains/import", json={"domains": ["keptmine.com"]})
+        assert imported.status_code == 201, imported.text
+        done = settled(client, swap(client, of(order, order["domains"][0]["domain"],
+                                               new_domain="keptmine.com")))
+        assert done["status"] == "completed", done
+        assert inventory(client, "keptmine.com")["auto_renew"] is False
+        on_order = client.get(f"/orders/{order['id']}").json()["data"]["domains"]
+        assert [d["auto_renew"] for d in on_order if d["domain"] == "keptmine.com"] == [False]
