@@ -11,6 +11,8 @@ from conftest import ServiceFactory, delete_nats_stream
 from webhook_receiver import Receiver
 
 from bench.scenario_mixed import MIX, load_and_wait, set_up_tenants
+from webhooks.commands import SetWebhookEndpoint
+from webhooks.endpoints import endpoints_of
 
 ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker"]
 
@@ -49,11 +51,12 @@ def test_mixed_scenario_runs_without_server_errors(
                               webhook_retry_schedule=(0.5, 0.5, 0.5, 0.5))
     settings = running.container.settings
     try:
-        secrets = [
-            running.new_key(running.new_org(f"Mixed {n}", rate_rps=1_000_000, rate_burst=1_000_000))
-            for n in range(3)
-        ]
-        tenants = set_up_tenants(running.base_url, receiver.url, secrets)
+        secrets = []
+        for n in range(3):  # as `sandbox_secrets` does through the operator CLI
+            org = running.new_org(f"Mixed {n}", rate_rps=1_000_000, rate_burst=1_000_000)
+            endpoints_of(running.container).set_url(org, SetWebhookEndpoint(url=receiver.url))
+            secrets.append(running.new_key(org))
+        tenants = set_up_tenants(running.base_url, secrets)
         port = int(running.base_url.rsplit(":", 1)[1])
         result = load_and_wait(port, tenants, ReceiverInProcess(receiver), seconds=3,
                                connections=4, webhook_wait=30)

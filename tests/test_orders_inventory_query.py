@@ -106,6 +106,6 @@ def test_free_inventory_is_read_from_the_rows_that_can_be_free(settings: Setting
                     explain + _FREE_DOMAINS, ("org_1:test", None, None)).fetchall()
                 for value in row.values()
             )
-        assert "order_domains_can_be_free" in plan, plan
+        assert "order_domains_free_or_detached" in plan, plan
     finally:
         db.close()
