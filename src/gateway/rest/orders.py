@@ -38,10 +38,7 @@ STATUSES = (
     "cancel_scheduled",
     "cancelled",
 )
-_STATES_TABLE = "\n".join(
-    f"- `{move}` from {', '.join(f'`{s}`' for s in states)}"
-    for move, states in SOURCE_STATES.items()
-)
+_CANCELLABLE = ", ".join(f"`{state}`" for state in SOURCE_STATES["schedule_cancel"])
 
 
 # Documentation only: the handlers check filter values themselves, to answer the spec-7
@@ -233,9 +230,9 @@ class OrdersController(Controller):
             "order cancelled before completion is refunded its licenses and the registration of "
             "every domain it had not registered yet (such a domain leaves the order); a domain "
             "already registered stays yours and its registration charge stands. A completed "
-            "purchase cannot be cancelled. Moves the aggregate allows:\n"
-            + _STATES_TABLE
-            + "\nOther moves: 409 `order_state_conflict`."
+            f"purchase cannot be cancelled. An order can be cancelled while it is {_CANCELLABLE}; "
+            "in any other status (`cancel_scheduled`, `cancelled`, `failed`) the answer is 409 "
+            "`order_state_conflict`."
         ),
         status_code=200,
         responses={200: ONE_ORDER},
