@@ -71,6 +71,7 @@ class Plan:
     shape: OrderShape
     domains: list[DomainItem]
     price: Price
+    personas: list[dict[str, str]]  # checked and trimmed
 
 
 def normalize_domain(value: str, field: str) -> str:
@@ -432,7 +433,7 @@ def plan_order(
     domains = _domains(
         container, tenant, command.domains or [], shape, workspace, exclude, pick_inventory
     )
-    checked_personas(command.personas or [])
+    personas = checked_personas(command.personas or [])
     # No syntax check on profile_picture_url: spec 3 sends an order with a private or invalid
     # picture URL to `action_required` (a pending action), not to a 400.
     url = command.forwarding_url
@@ -448,4 +449,5 @@ def plan_order(
         shape=shape,
         domains=domains,
         price=price_of(shape, domains),
+        personas=personas,
     )

@@ -122,10 +122,7 @@ def _accept_plan(
             bundle_id=plan.bundle_id,
             shape=plan.shape,
             domains=plan.domains,
-            personas=[
-                {"first_name": p.first_name.strip(), "last_name": p.last_name.strip()}
-                for p in command.personas or []
-            ],
+            personas=plan.personas,
             profile_picture_url=command.profile_picture_url,
             forwarding_url=command.forwarding_url,
             price=plan.price,
