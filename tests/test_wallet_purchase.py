@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 from conftest import RunningService
-from test_orders_sandbox import error_of
+from test_orders_sandbox import error_of, wait_order
 
 from cli.main import COMMANDS, _load_extensions, build_parser
 
@@ -53,9 +53,45 @@ def test_purchase_charges_the_wallet_all_or_nothing(service: RunningService) -> 
         assert wallet["entries"][0]["order_id"] == order["id"]
         assert [o["id"] for o in live.get("/orders").json()["data"]] == [order["id"]]
 
-    with service.client(service.new_key(org, "test")) as sandbox:
-        error_of(buy(sandbox, "beta.com"), 403, "forbidden")
-        assert sandbox.get("/wallet").json()["data"]["balance_cents"] == 0
+
+
+def test_sandbox_purchase_answers_and_notifies_as_live_without_billing(
+    service_factory: Any,
+) -> None:
+    """Decisions 5: a sandbox purchase answers its order `in_progress`, completes at once with
+    the same webhooks as live, bills nothing, and holds its names in the sandbox only."""
+    service = service_factory(fulfillment_step_seconds=0.05)
+    org = service.new_org()
+    credit(service, org, 5000)
+    seen: dict[str, tuple[str, list[str]]] = {}
+    for environment in ("test", "live"):
+        with service.client(service.new_key(org, environment)) as client:
+            answer = buy(client, "beta-bought.com")
+            assert answer.status_code == 201, answer.text
+            first = answer.json()["data"]
+            done = wait_order(client, first["id"])
+            assert done["status"] == "completed" and done["type"] == "purchase"
+            service.wait_projections()
+            rows = client.get("/domains", params={"domain": "beta-bought.com"}).json()["data"]
+            assert [r["status"] for r in rows] == ["available"], rows
+            events = client.get("/events", params={"per_page": 100}).json()["data"]
+            seen[environment] = (first["status"], [e["type"] for e in reversed(events)])
+            if environment == "test":
+                wallet = client.get("/wallet").json()["data"]
+                assert wallet["balance_cents"] == 0 and wallet["entries"] == []
+                assert first["price"]["total_cents"] == 1299  # quoted as live, never charged
+                domain = client.get(f"/domains/{rows[0]['id']}").json()["data"]
+                kinds = {r["type"] for r in domain["dns_records"]}
+                assert {"MX", "TXT"} <= kinds, domain
+                assert any(r["value"].startswith("v=DKIM1") for r in domain["dns_records"])
+                again = buy(client, "beta-bought.com")
+                refusal = error_of(again, 409, "domains_not_submittable")
+                assert refusal["details"]["domains"] == [
+                    {"domain": "beta-bought.com", "reason": "already_owned"}
+                ]
+    assert seen["test"] == seen["live"] == ("in_progress", ["order.in_progress", "order.completed"])
+    with service.client(service.new_key(org, "live")) as live:
+        assert live.get("/wallet").json()["data"]["balance_cents"] == 5000 - 1299
 
 
 def test_wallet_ledger_is_paged_like_every_list(service: RunningService) -> None:

@@ -6,7 +6,6 @@ from typing import Any
 
 from litestar import Controller, Request, Response, post
 
-from domain.errors import DomainError
 from gateway.rest.auth import principal_of
 from gateway.rest.idempotency import idempotent, require_idempotency_key
 from gateway.rest.json_bodies import decode_body
@@ -26,16 +25,12 @@ class PurchaseController(Controller):
 
     @post(
         operation_id="purchaseDomains",
-        summary="Buy domains (live keys with the full preset; Idempotency-Key required)",
-        description=(PURCHASE_RULES or "") + "\nSandbox (`pk_test_`) keys get 403 `forbidden`.",
+        summary="Buy domains (full preset; Idempotency-Key required)",
+        description=PURCHASE_RULES,
         responses={201: ONE_ORDER, **INSUFFICIENT_FUNDS, **UNKNOWN_WORKSPACE},
     )
     async def purchase(self, request: Request[Any, Any, Any]) -> Response[OrderResponse]:
         principal = principal_of(request)
-        if principal.environment != "live":
-            raise DomainError(
-                "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
-            )
         container = container_of(request)
         require_idempotency_key(request)
         command = await decode_body(request, PurchaseDomains)

@@ -1,8 +1,9 @@
 """`POST /domains/purchase`: buy up to 50 domains without inboxes, as an ordinary order.
 
-Live keys only (a sandbox key is 403 `forbidden`: nothing is bought in the sandbox). Each
-domain costs its TLD's registration price; the whole purchase is refused with 402
-`insufficient_funds` when the wallet cannot cover the sum (nothing is bought or charged).
+Each domain costs its TLD's registration price; a live purchase is refused whole with 402
+`insufficient_funds` when the wallet cannot cover the sum (nothing is bought or charged). A
+sandbox (`pk_test_`) key buys the same way without billing: the purchase completes at once with
+synthetic records and its names are held in the sandbox only (they never block a live name).
 Invalid names are 400 `invalid_request` and premium ones 400 `premium_domain_not_supported`
 (`field` names the item). Names that are taken, held by another organization (availability's
 `registered`), already this account's or on an order in progress are refused with 409
@@ -45,10 +46,6 @@ def purchase_domains(
     container: Container, principal: Principal, command: PurchaseDomains
 ) -> OrderOut:
     """The order placed (`services.orders.use_cases.accept`'s view of it)."""
-    if principal.environment != "live":
-        raise DomainError(
-            "forbidden", "Domain purchase needs a live key; sandbox keys never buy domains."
-        )
     entries = command.domains
     if not 1 <= len(entries) <= MAX_DOMAINS:
         raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")
