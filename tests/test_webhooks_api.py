@@ -32,6 +32,12 @@ def test_registration_refuses_private_and_plain_http_urls(service: RunningServic
         "https://exa mple.com/",
         "https://exa%20mple.com/",
         "https://example..com/",
+        "https://8.8.8.8/ho ok",
+        "https://8.8.8.8/hook\r\nX-Injected: 1",
+        "https://8.8.8.8/\thook",
+        "https://8.8.8.8:0/hook",
+        "https://8.8.8.8/hook#part",
+        "https://8.8.8.8/hook#",
     ):
         answer = partner.put("/webhook_endpoint", json={"url": url})
         assert answer.status_code == 400, url

@@ -18,6 +18,7 @@ MAX_URL_LENGTH = 2048
 FORWARDING_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
 # Letters, digits, hyphens and underscores between dots; non-ASCII names are checked in their
 # IDNA form. IP literals are checked apart (`literal_address`).
+_BLANK_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 
 
@@ -25,11 +26,18 @@ def check_url_shape(url: str, allow_http: bool) -> str:
     """The host of a well-formed webhook URL; raises invalid_request (field `url`) otherwise."""
     if len(url) > MAX_URL_LENGTH:
         raise invalid("The webhook URL is at most 2048 characters.", "url")
+    if _BLANK_OR_CONTROL.search(url):
+        # urlsplit drops tabs and line breaks silently; the request line would not hold them.
+        raise invalid("The webhook URL must not contain spaces or control characters.", "url")
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
+        port = parts.port  # raises ValueError on a malformed port
     except ValueError as exc:
         raise invalid("The webhook URL is not a valid URL.", "url") from exc
+    if port == 0:
+        raise invalid("The webhook URL's port must be 1 to 65535.", "url")
+    if parts.fragment or url.endswith("#"):
+        raise invalid("The webhook URL must not carry a #fragment: it is never sent.", "url")
     allowed = ("https", "http") if allow_http else ("https",)
     if parts.scheme not in allowed or not parts.hostname:
         raise invalid("The webhook URL must be an absolute https:// URL.", "url")
