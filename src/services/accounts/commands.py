@@ -24,7 +24,31 @@ CREDENTIALS_DOC = (
     "together. Kind w: `api_key`, `workspace_id` (remote), `email`, `password`."
 )
 JsonObject = dict[str, object]
-Credentials = Annotated[JsonObject | None, msgspec.Meta(description=CREDENTIALS_DOC)]
+
+
+def _closed_object(description: str, *names: str) -> msgspec.Meta:
+    """An optional object of these properties only (each a string, or null for absent)."""
+    text = {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}
+    closed = {
+        "type": "object",
+        "properties": {name: text for name in names},
+        "additionalProperties": False,
+    }
+    return msgspec.Meta(
+        description=description, extra_json_schema={"extra": {"one_of": [closed, {"type": "null"}]}}
+    )
+
+
+Credentials = Annotated[
+    JsonObject | None,
+    _closed_object(CREDENTIALS_DOC, "api_key", "workspace_id", "label", "email", "password"),
+]
+Customer = Annotated[
+    JsonObject | None,
+    _closed_object(
+        "Optional customer tracking: `external_id`, `name`, `email`.", "external_id", "name", "email"
+    ),
+]
 
 
 class CreateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -33,10 +57,7 @@ class CreateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     provider: Annotated[str, documented(enum=list(PROVIDERS))]
     name: str | None = None
     credentials: Credentials = None
-    customer: Annotated[
-        JsonObject | None,
-        msgspec.Meta(description="Optional customer tracking: `external_id`, `name`, `email`."),
-    ] = None
+    customer: Customer = None
 
 
 class UpdateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
