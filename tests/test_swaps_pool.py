@@ -35,3 +35,29 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
         assert conditions(client) == {}
         # Gone from the pool, the old domains cannot be attached any more.
         error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
+
+
+def test_an_order_whose_domain_the_pool_links_is_cancelled_only_once_released(
+    service: RunningService,
+) -> None:
+    """A linked domain lends the workspace its order's inboxes: cancelling the order would free
+    the name for the next order while the pool still hands it out."""
+    with service.partner() as client:
+        names = pooled(client, 2)
+        order_id = client.get("/pool/domains").json()["data"][0]["order_id"]
+        reservation = attached(client, new_workspace(client), 1)
+        [linked] = [d["domain"] for d in reservation["domains"]]
+
+        refused = error_of(client.post(f"/orders/{order_id}/cancel"), 409, "pool_domains_linked")
+        assert refused["details"]["domains"] == [{"domain": linked, "condition": "assigned"}]
+        assert client.get(f"/orders/{order_id}").json()["data"]["status"] == "completed"
+        assert set(conditions(client)) == set(names)
+
+        assert released(client, linked)["status"] == "completed"
+        cancelled = client.post(f"/orders/{order_id}/cancel")
+        assert cancelled.status_code == 200, cancelled.text
+        assert cancelled.json()["data"]["status"] == "cancel_scheduled"
+        # Both left the pool with their order: none is offered, none can be attached.
+        service.wait_projections()
+        assert conditions(client) == {}
+        error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")

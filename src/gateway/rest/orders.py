@@ -232,7 +232,10 @@ class OrdersController(Controller):
             "already registered stays yours and its registration charge stands. A completed "
             f"purchase cannot be cancelled. An order can be cancelled while it is {_CANCELLABLE}; "
             "in any other status (`cancel_scheduled`, `cancelled`, `failed`) the answer is 409 "
-            "`order_state_conflict`."
+            "`order_state_conflict`. The order's open swaps fail at once (`swap.failed`, a bought "
+            "domain's charge refunded). While the pool links one of its domains to a workspace "
+            "(`reserved`, `assigned`, `releasing`) the answer is 409 `pool_domains_linked` "
+            "(`details.domains`): release it from the pool first."
         ),
         status_code=200,
         responses={200: ONE_ORDER},

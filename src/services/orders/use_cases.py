@@ -30,7 +30,8 @@ from services.domains.claims import DomainsHeld, claim_domains
 from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.plan import Plan, plan_order
-from services.pool.leaving import leave_pool
+from services.pool.leaving import leave_pool, refuse_cancel_while_linked
+from services.swaps.use_cases import fail_swaps_of_cancelled
 from views.orders import (
     OrderOut,
     PriceLine,
@@ -233,8 +234,13 @@ def cancel_order(container: Container, principal: Principal, order_id: str) -> O
     def run() -> OrderOut:
         order = load_order(container, principal, order_id)
         at = container.clock.now()
+        refuse_cancel_while_linked(
+            container, order.org_id, order.environment, public_id("ord", order.id),
+            [item["domain"] for item in order.domains],
+        )
         order.schedule_cancel(at + container.settings.cancel_grace_seconds, at)
-        closed = close_pending_action(container, order, at)
+        closed = [*close_pending_action(container, order, at),
+                  *fail_swaps_of_cancelled(container, order, at)]
         container.unit_of_work.save(order, *closed, *_leave_pool(container, order, at))
         return order_view(order)
 

@@ -48,6 +48,30 @@ def refuse_if_linked(container: Container, org_id: str, environment: str, name: 
         )
 
 
+def refuse_cancel_while_linked(
+    container: Container, org_id: str, environment: str, order_id: str, names: list[str]
+) -> None:
+    """An order whose domain an attach linked lends that workspace its inboxes: cancelling it
+    would free the name for another order while the pool still hands it out. 409
+    `pool_domains_linked` until the partner releases it, as a swap is refused."""
+    now = container.clock.now()
+    linked = []
+    for name in dict.fromkeys(names):
+        pool = _pooled(container, org_id, environment, name)
+        if pool is None or pool.order_id != order_id:
+            continue
+        if (condition := pool.condition_at(now)) in LINKED:
+            linked.append({"domain": name, "condition": condition})
+    if linked:
+        listed = ", ".join(item["domain"] for item in linked)
+        raise DomainError(
+            "pool_domains_linked",
+            f"{listed}: linked to a workspace by the pool; release from the pool before "
+            "cancelling the order.",
+            details={"domains": linked},
+        )
+
+
 def leave_pool(
     container: Container,
     org_id: str,

@@ -49,6 +49,7 @@ from services.swaps.plan import SwapPlan, plan_rename, plan_swap
 from views.swaps import SwapOut, swap_view
 
 if TYPE_CHECKING:
+    from domain.wallet import Wallet
     from runtime.container import Container
 
 WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
@@ -223,14 +224,30 @@ def _still_held(order: Order, swap: Swap) -> list[DomainItem]:
     return order.held_items if swap.kind == USER_NAMES else order.domains
 
 
-def _fail(container: Container, swap: Swap, reason: str, at: float) -> list[Aggregate]:
+def _fail(
+    container: Container, swap: Swap, reason: str, at: float, wallet: Wallet | None = None
+) -> list[Aggregate]:
+    """The swap failed and its charge refunded: to `wallet` when the caller already loaded it
+    (several swaps failing in one save share one wallet), else to the one loaded here."""
     refund = swap.refundable_cents
     swap.fail(reason, refund, at)
     if refund <= 0:
         return []
-    wallet = load_wallet(container, swap.org_id, swap.environment)
+    wallet = wallet or load_wallet(container, swap.org_id, swap.environment)
     wallet.refund(refund, swap.order_id, f"Refund: swap {public_id('swp', swap.id)} failed", at)
     return [wallet]
+
+
+def _fail_each(
+    container: Container, swaps: list[Swap], reason: Callable[[Swap], str], at: float
+) -> list[Aggregate]:
+    """The open ones of these swaps failed, each refunded to the one wallet, unsaved."""
+    failing = [swap for swap in swaps if swap.is_open]
+    if not failing:
+        return []
+    wallet = load_wallet(container, failing[0].org_id, failing[0].environment)
+    refunded = [bool(_fail(container, swap, reason(swap), at, wallet)) for swap in failing]
+    return [*failing, *([wallet] if any(refunded) else [])]
 
 
 def fail_swaps_of_lapsed(
@@ -244,12 +261,23 @@ def fail_swaps_of_lapsed(
             "SELECT id FROM swaps WHERE tenant = ? AND domain = ? AND status IN (?, ?, ?)",
             (tenant, name, *OPEN_STATES),
         ).fetchall()
-    changed: list[Aggregate] = []
-    for row in rows:
-        swap = _find(container, str(row["id"]))
-        if swap is not None and swap.is_open:
-            changed += [swap, *_fail(container, swap, f"{name} lapsed: it left {swap.order_id}.", at)]
-    return changed
+    swaps = [swap for row in rows if (swap := _find(container, str(row["id"]))) is not None]
+    return _fail_each(
+        container, swaps, lambda swap: f"{name} lapsed: it left {swap.order_id}.", at
+    )
+
+
+def fail_swaps_of_cancelled(container: Container, order: Order, at: float) -> list[Aggregate]:
+    """The order's open swaps, failed (and refunded), unsaved: a cancelled order takes no new
+    domain, and a swap waiting on the partner would otherwise wait for good. The order saves
+    with them, so a swap accepted concurrently conflicts and is decided again."""
+    claimed = dict.fromkeys((order.swap_claims or {}).values())
+    swaps = [swap for swap_id in claimed if (swap := _find(container, swap_id)) is not None]
+    return _fail_each(
+        container, swaps,
+        lambda swap: f"{swap.order_id} was cancelled: the swap of {swap.domain} will not be made.",
+        at,
+    )
 
 
 def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
