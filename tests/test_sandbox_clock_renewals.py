@@ -14,7 +14,7 @@ from pool_support import attach, attached, conditions, finished, pooled
 from sandbox_clock_support import advance, completed_order
 from test_domains_imports import wait_job
 from test_orders_live import wait_status
-from test_orders_sandbox import error_of, new_workspace
+from test_orders_sandbox import counts, error_of, new_workspace, placed, wait_order
 from test_wallet_purchase import credit
 
 from infra.clock import ManualClock
@@ -200,3 +200,26 @@ def test_a_lapsed_domain_leaves_the_workspace_it_was_attached_to(
         assert [(e["data"]["domain"], e["data"]["status"]) for e in events] == [
             (lapsing, "removed")
         ]
+
+
+def test_a_lapse_leaves_the_rows_of_its_purchase_siblings_as_they_are(
+    service_factory: ServiceFactory,
+) -> None:
+    """A purchase's lapsing domain moves the purchase: its other domain, on an order since,
+    keeps the row that order gave it (it showed as free inventory)."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        bought = _buy(sandbox, ("sibling-kept.com", True), ("sibling-lapsing.com", False))
+        wait_order(sandbox, bought["id"])
+        body = counts(new_workspace(sandbox), a=1)
+        body["domains"] = [{"domain": "sibling-kept.com", "suite": "suite_a"}]
+        order = placed(sandbox, body)
+        assert order["status"] == "completed", order
+        came_due = advance(sandbox, seconds=YEAR)["came_due"]
+        assert (came_due["renewals"], came_due["lapses"]) == (1, 1)
+        service.wait_projections()
+        rows = sandbox.get("/domains", params={"domain": "sibling-kept.com"}).json()["data"]
+        assert [(r["status"], r["category"], r["order_id"]) for r in rows] == [
+            ("active", "connected", order["id"])
+        ]
+        assert sandbox.get("/domains", params={"domain": "sibling-lapsing.com"}).json()["data"] == []

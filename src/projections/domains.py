@@ -123,16 +123,17 @@ class DomainInventory(ReadModel):
         return self.store.at_version(event.originator_id, event.originator_version)
 
     @staticmethod
-    def _held_by_order(cur: Any, dom_id: str) -> bool:
+    def _row_order_id(cur: Any, dom_id: str) -> str | None:
+        """The order the domain's row is connected to, if any."""
         row = cur.execute("SELECT order_id FROM domains WHERE id = ?", (dom_id,)).fetchone()
-        return row is not None and row["order_id"] is not None
+        return None if row is None else row["order_id"]
 
     @on(*DOMAIN_EVENTS)
     def domain_changed(self, cur: Any, event: Any, position: int) -> None:
         domain: Domain = self._at_version(event)
         dom_id = public_id("dom", domain.id)
         holders.record_version(cur, dom_id, event.originator_version)
-        if domain.order_id is None and self._held_by_order(cur, dom_id):
+        if domain.order_id is None and self._row_order_id(cur, dom_id) is not None:
             # An order named this imported domain: its row follows the order now, and the
             # Domain aggregate only contributes what it still owns (forwarding).
             cur.execute(
@@ -164,6 +165,8 @@ class DomainInventory(ReadModel):
         for index, item in enumerate(held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
                 self._released(cur, order, item, position * 1000 + index)
+            elif order.kind == PURCHASE and self._row_order_id(cur, item["id"]) not in (None, order_id):
+                continue  # a later order took it: its row follows that order now
             else:
                 self._upsert_item(cur, order, item, position * 1000 + index, bought_at)
         detached = getattr(event, "detached_domain", None)
