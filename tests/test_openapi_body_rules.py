@@ -10,6 +10,7 @@ from typing import Any
 from conftest import RunningService
 
 from schema.rules import TEXT
+from services.accounts.commands import EMAIL_PATTERN
 
 # (path, method, property path inside the body) -> JSON Schema keywords documented there.
 RULES: dict[tuple[str, str, str], dict[str, Any]] = {
@@ -26,7 +27,7 @@ RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("/orders", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/domains/forwarding", "post", "forwarding_url"): {"pattern": "^https?://[^\\s/?#]+"},
     ("/swaps/user_names", "post", "personas"): {"minItems": 1, "maxItems": 50},
-    ("/users", "post", "email"): {"pattern": "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},
+    ("/users", "post", "email"): {"pattern": EMAIL_PATTERN},
     ("/users", "post", "first_name"): {"minLength": 1, "maxLength": 200},
     ("/domains/generate", "post", "prefixes.items"): {"pattern": "^[A-Za-z0-9-]{1,40}$"},
     ("/workspaces", "post", "provider"): {"enum": ["u", "i", "m", "w"]},

@@ -82,6 +82,34 @@ def test_unknown_property_names_its_field(service: RunningService) -> None:
     assert error["code"] == "invalid_request" and error["field"] == "colour"
 
 
+def test_an_unknown_property_named_by_the_empty_string_is_named_too(
+    service: RunningService,
+) -> None:
+    """Decisions 4: `field` is set for every unknown property, `""` included (its dot path)."""
+    with service.partner() as client:
+        workspace = client.post(
+            "/workspaces", json=WORKSPACE, headers={"Idempotency-Key": "e0"}
+        ).json()["data"]["workspace_id"]
+        for path, body, field in (
+            ("/bundles", {"name": "B", "monthly_sending_volume": 1000, "": 1}, ""),
+            ("/sandbox/clock/advance", {"seconds": 5, "": 1}, ""),
+            ("/orders", {"destination": {"workspace_id": workspace, "": 1},
+                         "suite_a": {"domains": 1, "inboxes_per_domain": 1}}, "destination."),
+            ("/workspaces", {"provider": "u", "credentials": {"api_key": "k", "": 1}},
+             "credentials."),
+        ):
+            response = client.post(path, json=body, headers={"Idempotency-Key": f"e-{path}"})
+            assert response.status_code == 400, (path, response.text)
+            assert response.json()["error"]["field"] == field, (path, response.text)
+        # Only suite_b sent, with no domain: the field is the one sent.
+        only_b = {"destination": {"workspace_id": workspace},
+                  "suite_b": {"domains": 0, "inboxes_per_domain": 1}}
+        for path in ("/orders", "/quotes"):
+            response = client.post(path, json=only_b, headers={"Idempotency-Key": "e-b"})
+            assert response.status_code == 400, response.text
+            assert response.json()["error"]["field"] == "suite_b.domains", response.text
+
+
 def test_malformed_json_is_400_envelope(service: RunningService) -> None:
     with service.partner() as client:
         response = client.post(

@@ -138,7 +138,8 @@ async def send_raw_error(send: Any, request_id: str, error: Exception, where: st
 
 
 _MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
-_FIELD_NAME = re.compile(r"field `(?P<name>[^`]+)`")
+# The name may be empty: `{"": 1}` names the property "" (its dot path ends in the dot).
+_FIELD_NAME = re.compile(r"field `(?P<name>[^`]*)`")
 
 
 def field_from_msgspec(message: str) -> str | None:
@@ -147,7 +148,7 @@ def field_from_msgspec(message: str) -> str | None:
     path = match.group("path").lstrip(".") if match else ""
     named = _FIELD_NAME.search(message)
     if named and ("unknown field" in message or "missing required field" in message):
-        path = f"{path}.{named.group('name')}" if path else named.group("name")
+        return f"{path}.{named.group('name')}" if path else named.group("name")
     return path or None
 
 
@@ -161,7 +162,7 @@ def body_field(key: str | None, message: str) -> str | None:
     path = "" if key in (None, "", "data") else str(key)
     named = _FIELD_NAME.search(message)
     if named and ("unknown field" in message or "missing required field" in message):
-        path = f"{path}.{named.group('name')}" if path else named.group("name")
+        return f"{path}.{named.group('name')}" if path else named.group("name")
     return path or field_from_msgspec(message)
 
 

@@ -304,6 +304,11 @@ def _document_responses(path: str, method: str, operation: dict[str, Any]) -> No
         headers.update(RATE_LIMIT_HEADERS)
 
 
+# Properties a handler requires but decodes as optional, so that the resource is looked up
+# first (a foreign id is 404 whatever the body): required in the document all the same.
+REQUIRED_AFTER_LOOKUP = {"UpdateDomainRequest": ("auto_renew",)}
+
+
 def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, Any]:
     """Adds the envelope and the shared headers, in place and once, to every partner operation,
     and names the schemas for client generators (`openapi_names`)."""
@@ -319,6 +324,9 @@ def document_partner_api(schema: dict[str, Any], base_path: str) -> dict[str, An
                 _document_responses(path, method, operation)
                 add_links(operation)
     name_request_bodies(schema)
+    for name, fields in REQUIRED_AFTER_LOOKUP.items():
+        if name in schemas:
+            schemas[name]["required"] = sorted({*schemas[name].get("required", []), *fields})
     collapse_single_choices(schema)
     split_nullable_enums(schema)
     _shape_inputs(schema, schemas)

@@ -7,12 +7,14 @@ from typing import Annotated
 import msgspec
 
 from domain.workspaces import PROVIDERS
-from schema.rules import NonEmpty, documented
+from schema.rules import TEXT, NonEmpty, documented
 from schema.vocabulary import Environment
 
 # The email rule and the length limit of names the services check (`services.accounts`
 # workspaces and users import them from here), written into the document by the commands.
-EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+# Control characters spelled out: Python's `\s` covers \x1c-\x1f and \x85, JSON Schema's not.
+_EMAIL_PART = r"[^@\s\x00-\x1f\x7f-\x9f]+"
+EMAIL_PATTERN = rf"^{_EMAIL_PART}@{_EMAIL_PART}\.{_EMAIL_PART}$"
 MAX_TEXT = 200
 MAX_CREDIT_CENTS = 10**12
 
@@ -51,11 +53,15 @@ Customer = Annotated[
 ]
 
 
+# Trimmed by the service before the length check; white space alone is refused.
+WorkspaceName = Annotated[str, documented(min_length=1, max_length=MAX_TEXT, pattern=TEXT)]
+
+
 class CreateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """`POST /workspaces`: connect a sequencing provider's workspace."""
 
     provider: Annotated[str, documented(enum=list(PROVIDERS))]
-    name: str | None = None
+    name: WorkspaceName | None = None
     credentials: Credentials = None
     customer: Customer = None
 
@@ -66,7 +72,7 @@ class UpdateWorkspace(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     # Accepted only as the workspace's own kind: a kind never changes (409 provider_mismatch).
     # null (the default) is accepted, so the enum lists it: on the union it would refuse it.
     provider: Annotated[str | None, documented(enum=[*PROVIDERS, None])] = None
-    name: str | None = None
+    name: WorkspaceName | None = None
     credentials: Credentials = None
 
 

@@ -160,7 +160,9 @@ def _shape(
         if domains:
             shape[suite] = {"domains": domains, "inboxes_per_domain": per}
     if not shape:
-        raise invalid("An order needs at least one domain.", "suite_a.domains")
+        # The field the partner sent (`suite_b` alone), else where a count goes.
+        first = next(iter(counts), "suite_a")
+        raise invalid("An order needs at least one domain.", f"{first}.domains")
     return shape, None
 
 

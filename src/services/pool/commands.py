@@ -45,7 +45,16 @@ class AttachPool(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     """`POST /pool/attach`: reserve exactly `quantity` available pool domains for a workspace."""
 
     workspace_id: str
-    quantity: Annotated[int, documented(minimum=1, maximum=MAX_QUANTITY)]
+    # No `maximum` in the document: a quantity the pool cannot fill is 409
+    # `insufficient_inventory` however large (spec 4.2); the cap applies only to one it could.
+    quantity: Annotated[
+        int,
+        documented(minimum=1),
+        msgspec.Meta(
+            description=f"1 or more; at most {MAX_QUANTITY} in one reservation. More than the "
+            "pool holds now: 409 `insufficient_inventory`, nothing reserved."
+        ),
+    ]
     client_id: int | None = None  # kind m workspaces only
 
 
