@@ -200,11 +200,16 @@ def test_an_orders_events_are_queued_again_in_their_lifecycle_order(
         wait_until(lambda: len(receiver.event_ids()) == 4 and not failed_events(partner))
 
 
+@pytest.mark.parametrize("clock_moved", [False, True], ids=["real_clock", "sandbox_clock_moved"])
 def test_a_bulk_redelivery_reaches_the_receiver_oldest_first(
-    webhooks: RunningService, receiver: Receiver
+    webhooks: RunningService, receiver: Receiver, clock_moved: bool
 ) -> None:
-    """decisions 7: oldest first, at the receiver too, however slowly it answers."""
+    """decisions 7: oldest first, at the receiver too, however slowly it answers; also in a
+    sandbox whose clock was moved (its due attempts are made by the clock's own path)."""
     partner, _ = connect(webhooks, receiver)
+    if clock_moved:
+        moved = partner.post("/sandbox/clock/advance", json={"seconds": 60})
+        assert moved.status_code == 200, moved.text
     since = iso(time.time())
     sent = [send_test_event(partner) for _ in range(12)]
     for event_id in sent:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import NotFound
+from infra.clock import real_now
 from infra.database import Database
 from views.events import EventOut, RedeliveredOut
 from webhooks.commands import RedeliverEvents
@@ -80,7 +81,7 @@ def redeliver_events(
         org_id,
         _to_the_millisecond(command.since).timestamp(),
         command.status,
-        container.clock.now(),
+        real_now(container.clock),  # due now for the dispatcher, whatever the sandbox's clock
         container.settings.webhook_retry_schedule,
     )
     return RedeliveredOut(redelivered=count)
@@ -100,7 +101,7 @@ def redeliver_event(container: Container, tenant: str, org_id: str, event_id: st
     row = event_row(container.read_db, tenant, event_id)
     if row is None:
         raise NotFound("event")
-    redeliver(container.read_db, row, org_id, container.clock.now())
+    redeliver(container.read_db, row, org_id, real_now(container.clock))
     found = one_event(container.read_db, tenant, event_id)
     if found is None:
         raise NotFound("event")

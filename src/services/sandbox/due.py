@@ -136,6 +136,8 @@ async def _post_each(
         return due.event_id, Outcome(now, elapsed, answer.status_code, answer.error)
 
     try:
-        return list(await asyncio.gather(*(attempt(due) for due in claimed)))
+        # One after the other, in due order, as the dispatcher's lane of an organization posts
+        # them: a bulk redelivery reaches the receiver oldest first (decisions 7).
+        return [await attempt(due) for due in claimed]
     finally:
         await sender.close()
