@@ -107,6 +107,13 @@ def test_standard_swap_in_sandbox_replaces_the_domain(service: RunningService) -
         events = swap_events(client, done["id"])
         assert [e["type"] for e in events] == ["swap.created", "swap.in_progress", "swap.completed"]
         assert events[-1]["data"] == done
+        # The new domain's `domain.connected` carries its connected row's link fields.
+        connected = client.get("/events", params={"type": "domain.connected"}).json()["data"]
+        (event,) = [e for e in connected if e["data"]["domain"] == done["new_domain"]]
+        row = client.get(f"/domains/{done['new_domain_id']}").json()["data"]
+        for field in ("category", "source", "order_id", "customer_id", "usable_for", "suite"):
+            assert event["data"][field] == row[field], (field, event["data"], row)
+        assert event["data"]["swap_id"] == done["id"]
         # The old domain is no longer on the order: a second swap of it is refused.
         again = swap(client, of(order, old["domain"]))
         assert error_of(again, 400, "invalid_request")["field"] == "domain"

@@ -10,14 +10,15 @@ A completed standard or premium swap also sends `domain.connected` for the new d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from eventsourcing.domain import DomainEvent
 
-from domain.orders import COMPLETED
+from domain.domains import listed_source, usable_for
+from domain.orders import COMPLETED, Order
 from domain.swaps import USER_NAMES, Swap
-from infra.ids import public_id
+from infra.ids import parse_id, public_id
 from infra.store import EventStore
 from views.orders import domain_view
 from views.swaps import swap_view
@@ -49,13 +50,24 @@ def swap_moved(event: Any, store: EventStore) -> list[PublicEvent]:
                 org_id=swap.org_id,
                 environment=swap.environment,
                 resource_id=swap.item["id"],
-                data={
-                    **msgspec.to_builtins(domain_view(swap.item, COMPLETED)),
-                    "category": "connected",
-                    "order_id": swap.order_id,
-                    "swap_id": public_id("swp", swap.id),
-                },
+                data=_connected_domain(swap, store),
                 created_at=swap.updated_at,
             )
         )
     return events
+
+
+def _connected_domain(swap: Swap, store: EventStore) -> dict[str, Any]:
+    """The new domain as `GET /domains` shows its connected row (the link fields an order's
+    `domain.connected` carries), and the swap that brought it."""
+    item = swap.item
+    order = store.find(parse_id("ord", swap.order_id), Order)  # its customer never changes
+    return {
+        **msgspec.to_builtins(domain_view(item, COMPLETED)),
+        "category": "connected",
+        "source": listed_source(item),
+        "order_id": swap.order_id,
+        "customer_id": order.customer_id if isinstance(order, Order) else None,
+        "usable_for": usable_for({cast(str, item["suite"]), *item.get("shared_with", ())}),
+        "swap_id": public_id("swp", swap.id),
+    }
