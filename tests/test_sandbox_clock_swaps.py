@@ -59,3 +59,34 @@ def test_a_lapse_fails_the_open_swap_of_its_domain(service_factory: ServiceFacto
         assert advance(client, seconds=366 * DAY)["came_due"]["lapses"] == 1
         failed = client.get(f"/swaps/{waiting['id']}").json()["data"]
         assert failed["status"] == "failed" and "lapsed" in failed["reason"]
+
+
+def test_a_cancelled_order_lets_its_warm_domain_go_with_the_others(
+    service_factory: ServiceFactory,
+) -> None:
+    """The cancelled order no longer sends on the premium swap's old domain: it is released
+    with the order's own (listed in `released_domains`), and the swap says it is detached."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as client:
+        order = completed_order(client)
+        old = order["domains"][0]["domain"]
+        done = settled(client, swap(client, of(order, old, "premium", new_domain="kept-new.com")))
+        assert done["old_domain_status"] == "warm"
+        assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
+        came_due = advance(client, seconds=DAY)["came_due"]
+        assert (came_due["grace_windows"], came_due["warm_periods"]) == (1, 0)
+        view = client.get(f"/orders/{order['id']}").json()["data"]
+        assert view["status"] == "cancelled" and view["warm_domains"] == []
+        assert {d["domain"]: d["status"] for d in view["domains"]} == {
+            "kept-new.com": "available", old: "available"
+        }
+        detached = client.get(f"/swaps/{done['id']}").json()["data"]
+        assert detached["old_domain_status"] == "detached"
+        service.wait_projections()
+        for name in (old, "kept-new.com"):
+            rows = client.get("/domains", params={"domain": name}).json()["data"]
+            assert [(d["status"], d["category"]) for d in rows] == [("available", "inventory")]
+        cancelled = client.get("/events", params={"type": "order.cancelled"}).json()["data"]
+        assert sorted(cancelled[0]["data"]["released_domains"]) == sorted([old, "kept-new.com"])
+        # The warm period's end finds nothing left to detach.
+        assert advance(client, seconds=14 * DAY)["came_due"]["warm_periods"] == 0

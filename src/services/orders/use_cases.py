@@ -31,7 +31,7 @@ from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.plan import Plan, plan_order
 from services.pool.leaving import leave_pool, refuse_cancel_while_linked
-from services.swaps.use_cases import fail_swaps_of_cancelled
+from services.swaps.use_cases import detach_warm_domains_of_cancelled, fail_swaps_of_cancelled
 from views.orders import (
     OrderOut,
     PriceLine,
@@ -271,13 +271,14 @@ def finalize_cancel(container: Container, order: Order, at: float) -> list[Aggre
     the cancel's own sweep, and that record must not outlive the order's inboxes."""
     refund = order.cancel_refund_cents
     left_pool = _leave_pool(container, order, at)
+    warm, swaps = detach_warm_domains_of_cancelled(container, order, at)
     released: list[DomainItem] = [
         {**item, "status": "available", "inboxes": []}
-        for item in order.domains
+        for item in [*order.domains, *warm]
         if not never_registered(item)
     ]
     order.finalize_cancel(released, refund, at)
-    return [*left_pool, *_refund(container, order, refund, "cancelled", at)]
+    return [*left_pool, *swaps, *_refund(container, order, refund, "cancelled", at)]
 
 
 def load_action(container: Container, principal: Principal, action_id: str) -> PendingAction:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from eventsourcing.domain import Aggregate
 
@@ -278,6 +278,26 @@ def fail_swaps_of_cancelled(container: Container, order: Order, at: float) -> li
         lambda swap: f"{swap.order_id} was cancelled: the swap of {swap.domain} will not be made.",
         at,
     )
+
+
+def detach_warm_domains_of_cancelled(
+    container: Container, order: Order, at: float
+) -> tuple[list[DomainItem], list[Aggregate]]:
+    """The old domains premium swaps keep warm for a cancelled order, detached from it now
+    (their swaps say so), as the items the cancel releases, with the swaps to save: the order
+    sends on none of them any more."""
+    released: list[DomainItem] = []
+    swaps: list[Aggregate] = []
+    for item in list(order.warm_domains):
+        order.detach_warm_domain(item["domain"], at)
+        released.append(
+            cast(DomainItem, {k: v for k, v in item.items() if k not in ("warm_until", "swap_id")})
+        )
+        swap = _find(container, str(item["swap_id"])) if item.get("swap_id") else None
+        if swap is not None and swap.warm_until is not None and swap.old_domain_detached_at is None:
+            swap.detach_old_domain(at)
+            swaps.append(swap)
+    return released, swaps
 
 
 def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
