@@ -60,7 +60,10 @@ def fill(disk: Path) -> Path:
 def children_of(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:  # the thread ended between the listing and the read
+            continue
     return found
 
 
