@@ -30,7 +30,7 @@ from services.accounts.wallet import load_wallet
 from services.domains.commands import UpdateDomain
 from services.domains.use_cases import get_domain
 from services.pool.leaving import lapse_from_pool
-from services.swaps.use_cases import fail_swaps_of_lapsed
+from services.swaps.endings import fail_swaps_of_lapsed
 from views.domains import DomainOut
 
 if TYPE_CHECKING:

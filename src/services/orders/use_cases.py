@@ -31,7 +31,7 @@ from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.plan import Plan, plan_order
 from services.pool.leaving import leave_pool, refuse_cancel_while_linked
-from services.swaps.use_cases import detach_warm_domains_of_cancelled, fail_swaps_of_cancelled
+from services.swaps.endings import detach_warm_domains_of_cancelled, fail_swaps_of_cancelled
 from views.orders import (
     OrderOut,
     PriceLine,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -31,7 +31,6 @@ from domain.swaps import (
     ACTION_REQUIRED,
     CREATED,
     IN_PROGRESS,
-    OPEN_STATES,
     PREMIUM,
     PREMIUM_WARM_DAYS,
     USER_NAMES,
@@ -45,11 +44,11 @@ from services.domains.claims import DomainsHeld, claim_names
 from services.pool import leaving as swap_pool
 from services.swaps import steps as swap_steps
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
+from services.swaps.endings import fail_swap, find_swap
 from services.swaps.plan import SwapPlan, plan_rename, plan_swap
 from views.swaps import SwapOut, swap_view
 
 if TYPE_CHECKING:
-    from domain.wallet import Wallet
     from runtime.container import Container
 
 WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
@@ -188,7 +187,7 @@ def _finish(
         swap.require_action(outcome.action, at)
         return []
     if outcome.failure is not None:
-        return _fail(container, swap, outcome.failure, at)
+        return fail_swap(container, swap, outcome.failure, at)
     return _complete(container, swap, outcome.item, at, order)
 
 
@@ -203,14 +202,14 @@ def _complete(
         or order.status != COMPLETED
         or swap.domain not in {d["domain"] for d in _still_held(order, swap)}
     ):
-        return _fail(container, swap, f"{swap.domain} is no longer live on {swap.order_id}.", at)
+        return fail_swap(container, swap, f"{swap.domain} is no longer live on {swap.order_id}.", at)
     if swap.kind == USER_NAMES:
         order.rename_inboxes(swap.domain, item["inboxes"], at)
         swap.complete(item, None, at)
         return [order]
     linked = swap_pool.linked_condition(container, swap.org_id, swap.environment, swap.domain)
     if linked is not None:
-        return _fail(container, swap, f"{swap.domain} became {linked} in the pool.", at)
+        return fail_swap(container, swap, f"{swap.domain} became {linked} in the pool.", at)
     warm_until = at + WARM_SECONDS if swap.kind == PREMIUM else None
     order.swap_domain(swap.domain, item, warm_until, public_id("swp", swap.id), at)
     swap.complete(item, warm_until, at)
@@ -222,82 +221,6 @@ def _complete(
 def _still_held(order: Order, swap: Swap) -> list[DomainItem]:
     """The items a swap may still change: a rename also reaches the kept-warm domains."""
     return order.held_items if swap.kind == USER_NAMES else order.domains
-
-
-def _fail(
-    container: Container, swap: Swap, reason: str, at: float, wallet: Wallet | None = None
-) -> list[Aggregate]:
-    """The swap failed and its charge refunded: to `wallet` when the caller already loaded it
-    (several swaps failing in one save share one wallet), else to the one loaded here."""
-    refund = swap.refundable_cents
-    swap.fail(reason, refund, at)
-    if refund <= 0:
-        return []
-    wallet = wallet or load_wallet(container, swap.org_id, swap.environment)
-    wallet.refund(refund, swap.order_id, f"Refund: swap {public_id('swp', swap.id)} failed", at)
-    return [wallet]
-
-
-def _fail_each(
-    container: Container, swaps: list[Swap], reason: Callable[[Swap], str], at: float
-) -> list[Aggregate]:
-    """The open ones of these swaps failed, each refunded to the one wallet, unsaved."""
-    failing = [swap for swap in swaps if swap.is_open]
-    if not failing:
-        return []
-    wallet = load_wallet(container, failing[0].org_id, failing[0].environment)
-    refunded = [bool(_fail(container, swap, reason(swap), at, wallet)) for swap in failing]
-    return [*failing, *([wallet] if any(refunded) else [])]
-
-
-def fail_swaps_of_lapsed(
-    container: Container, tenant: str, name: str, at: float
-) -> list[Aggregate]:
-    """The open swaps of a domain that lapsed, failed (and refunded), unsaved: the domain left
-    its order, so none of them can complete, and one waiting on the partner would wait for
-    good, holding its new domain."""
-    with container.read_db.read() as cur:
-        rows = cur.execute(
-            "SELECT id FROM swaps WHERE tenant = ? AND domain = ? AND status IN (?, ?, ?)",
-            (tenant, name, *OPEN_STATES),
-        ).fetchall()
-    swaps = [swap for row in rows if (swap := _find(container, str(row["id"]))) is not None]
-    return _fail_each(
-        container, swaps, lambda swap: f"{name} lapsed: it left {swap.order_id}.", at
-    )
-
-
-def fail_swaps_of_cancelled(container: Container, order: Order, at: float) -> list[Aggregate]:
-    """The order's open swaps, failed (and refunded), unsaved: a cancelled order takes no new
-    domain, and a swap waiting on the partner would otherwise wait for good. The order saves
-    with them, so a swap accepted concurrently conflicts and is decided again."""
-    claimed = dict.fromkeys((order.swap_claims or {}).values())
-    swaps = [swap for swap_id in claimed if (swap := _find(container, swap_id)) is not None]
-    return _fail_each(
-        container, swaps,
-        lambda swap: f"{swap.order_id} was cancelled: the swap of {swap.domain} will not be made.",
-        at,
-    )
-
-
-def detach_warm_domains_of_cancelled(
-    container: Container, order: Order, at: float
-) -> tuple[list[DomainItem], list[Aggregate]]:
-    """The old domains premium swaps keep warm for a cancelled order, detached from it now
-    (their swaps say so), as the items the cancel releases, with the swaps to save: the order
-    sends on none of them any more."""
-    released: list[DomainItem] = []
-    swaps: list[Aggregate] = []
-    for item in list(order.warm_domains):
-        order.detach_warm_domain(item["domain"], at)
-        released.append(
-            cast(DomainItem, {k: v for k, v in item.items() if k not in ("warm_until", "swap_id")})
-        )
-        swap = _find(container, str(item["swap_id"])) if item.get("swap_id") else None
-        if swap is not None and swap.warm_until is not None and swap.old_domain_detached_at is None:
-            swap.detach_old_domain(at)
-            swaps.append(swap)
-    return released, swaps
 
 
 def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
@@ -320,17 +243,12 @@ def get_swap(container: Container, principal: Principal, swap_id: str) -> SwapOu
 # so a move two workers attempt lands once (the loser re-runs on fresh state and finds it done).
 
 
-def _find(container: Container, swap_id: str) -> Swap | None:
-    found = container.store.find(parse_id("swp", swap_id), Swap)
-    return found if isinstance(found, Swap) else None
-
-
 def advance_swap(container: Container, swap_id: str) -> None:
     """One live step: pick the swap up (`in_progress`), run its next step, or complete it. A
     sandbox swap is picked up and run to its end in one move."""
 
     def run() -> None:
-        swap = _find(container, swap_id)
+        swap = find_swap(container, swap_id)
         if swap is None or swap.status not in (CREATED, IN_PROGRESS):
             return
         at = container.clock.now()
@@ -365,7 +283,7 @@ def recheck_waiting(container: Container, swap_id: str) -> None:
     """A swap in `action_required` goes on once its new domain's nameservers are pointed."""
 
     def run() -> None:
-        swap = _find(container, swap_id)
+        swap = find_swap(container, swap_id)
         if swap is None or swap.status != ACTION_REQUIRED or not _pointed(container, swap):
             return
         at = container.clock.now()
@@ -385,7 +303,7 @@ def detach_warm_domain(container: Container, swap_id: str) -> bool:
     call detached it (a sandbox clock's advance counts what it ran)."""
 
     def run() -> bool:
-        swap = _find(container, swap_id)
+        swap = find_swap(container, swap_id)
         if swap is None:
             return False
         with container.clock.scoped(swap.org_id, swap.environment):
