@@ -72,8 +72,14 @@ def test_each_background_role_runs_in_a_process_of_its_own(service_env: dict[str
                 break
             time.sleep(0.1)
         assert status == "completed"
-        types = {event["type"] for event in client.get("/events").json()["data"]}
-        assert {"order.in_progress", "domain.connected", "order.completed"} <= types
+        # The events list is a read model in another process: it shows them a moment later.
+        wanted = {"order.in_progress", "domain.connected", "order.completed"}
+        while True:
+            types = {event["type"] for event in client.get("/events").json()["data"]}
+            if wanted <= types or time.monotonic() > deadline + 10:
+                break
+            time.sleep(0.1)
+        assert wanted <= types
     finally:
         started = children_of(process.pid)
         process.send_signal(signal.SIGTERM)

@@ -6,6 +6,7 @@ Statements are written with `?` placeholders and run unchanged on SQLite and Pos
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -310,6 +311,30 @@ class PostgresDatabase:
         if self._relaxed is not None and self._relaxed is not self:
             self._relaxed.close()
         self._pool.close()
+
+
+_CREATES = re.compile(r"^CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)", re.IGNORECASE)
+
+
+def create_if_missing(cur: Cursor, statement: str) -> None:
+    """Run a `CREATE ... IF NOT EXISTS` only when its table or index is missing. On PostgreSQL
+    the statement itself locks the table (CREATE INDEX takes a SHARE lock even when the index
+    exists), so a process starting beside running ones could deadlock with their writes."""
+    created = _CREATES.match(statement.strip())
+    if created is not None and _relation_exists(cur, created.group(1)):
+        return
+    cur.execute(statement)
+
+
+def _relation_exists(cur: Cursor, name: str) -> bool:
+    if isinstance(cur, _PgCursor):
+        sql = (
+            "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relname = ?"
+        )
+    else:
+        sql = "SELECT 1 FROM sqlite_master WHERE name = ?"
+    return cur.execute(sql, (name,)).fetchone() is not None
 
 
 def least(dialect: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from eventsourcing.domain import DomainEvent, DomainEventProtocol
 
 from domain.events import event_names
+from infra.database import create_if_missing
 
 EventHandler = Callable[[Any, Any, Any, int], None]
 
@@ -59,7 +60,7 @@ class ReadModel:
 
     def create_tables(self, cur: Any) -> None:
         for statement in self.ddl:
-            cur.execute(statement)
+            create_if_missing(cur, statement)
 
     def handles(self, event_name: str) -> bool:
         """Whether `apply` does anything for events named `Aggregate.Event`."""
