@@ -28,10 +28,13 @@ def _pooled(container: Container, org_id: str, environment: str, name: str) -> P
     return found if found is not None and found.pooled else None
 
 
-def linked_condition(container: Container, org_id: str, environment: str, name: str) -> str | None:
-    """The pool condition linking this domain to a workspace or a pool move, if any."""
+def linked_condition(
+    container: Container, org_id: str, environment: str, name: str, of_order: str | None = None
+) -> str | None:
+    """The pool condition linking this domain to a workspace or a pool move, if any (given
+    `of_order`, only when it was pooled from that order)."""
     pool = _pooled(container, org_id, environment, name)
-    if pool is None:
+    if pool is None or (of_order is not None and pool.order_id != of_order):
         return None
     condition = pool.condition_at(container.clock.now())
     return condition if condition in LINKED else None
@@ -54,14 +57,12 @@ def refuse_cancel_while_linked(
     """An order whose domain an attach linked lends that workspace its inboxes: cancelling it
     would free the name for another order while the pool still hands it out. 409
     `pool_domains_linked` until the partner releases it, as a swap is refused."""
-    now = container.clock.now()
-    linked = []
-    for name in dict.fromkeys(names):
-        pool = _pooled(container, org_id, environment, name)
-        if pool is None or pool.order_id != order_id:
-            continue
-        if (condition := pool.condition_at(now)) in LINKED:
-            linked.append({"domain": name, "condition": condition})
+    linked = [
+        {"domain": name, "condition": condition}
+        for name in dict.fromkeys(names)
+        if (condition := linked_condition(container, org_id, environment, name, order_id))
+        is not None
+    ]
     if linked:
         listed = ", ".join(item["domain"] for item in linked)
         raise DomainError(

@@ -4,7 +4,7 @@ goes, and the warm domains premium swaps keep for an order that is cancelled."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
@@ -89,9 +89,7 @@ def detach_warm_domains_of_cancelled(
     swaps: list[Aggregate] = []
     for item in list(order.warm_domains):
         order.detach_warm_domain(item["domain"], at)
-        released.append(
-            cast(DomainItem, {k: v for k, v in item.items() if k not in ("warm_until", "swap_id")})
-        )
+        released.append(item)  # as the order's own detach keeps it; the cancel shapes it
         swap = find_swap(container, str(item["swap_id"])) if item.get("swap_id") else None
         if swap is not None and swap.warm_until is not None and swap.old_domain_detached_at is None:
             swap.detach_old_domain(at)

@@ -224,8 +224,8 @@ def _still_held(order: Order, swap: Swap) -> list[DomainItem]:
 
 
 def load_swap(container: Container, principal: Principal, swap_id: str) -> Swap:
-    found = container.store.find(parse_id("swp", swap_id), Swap)
-    if not isinstance(found, Swap) or found.tenant != principal.tenant:
+    found = find_swap(container, swap_id)
+    if found is None or found.tenant != principal.tenant:
         raise NotFound("swap")
     return found
 
