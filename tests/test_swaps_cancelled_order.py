@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from conftest import ServiceFactory
+from test_orders_codes_events import advance_until
 from test_orders_sandbox import counts, new_workspace, place
 from test_swaps import PERSONAS, of, swap, swap_events
 from test_wallet_purchase import credit
@@ -22,11 +23,7 @@ def test_cancelling_an_order_fails_its_open_swaps_and_refunds_them(
     credit(service, org, 50_000)
     with service.client(service.new_key(org, "live")) as live:
         order_id = place(live, counts(new_workspace(live), a=2, personas=PERSONAS)).json()["data"]["id"]
-        deadline = time.monotonic() + 30
-        while (order := live.get(f"/orders/{order_id}").json()["data"])["status"] != "completed":
-            assert time.monotonic() < deadline, "the order did not complete"
-            clock.advance(1)
-            time.sleep(0.05)
+        order = advance_until(live, clock, order_id, "completed")
         first, second = (d["domain"] for d in order["domains"])
         imported = live.post("/domains/import", json={"domains": ["nsnever-kept.com"]})
         assert imported.status_code == 201, imported.text
