@@ -39,8 +39,14 @@ def test_clock_reads_and_moves_with_checked_bodies(service_factory: ServiceFacto
             "grace_windows": 0, "warm_periods": 0, "renewals": 0, "lapses": 0,
             "webhook_attempts": 0,
         }
+        # `to` moves the clock to that moment exactly, a fraction of a second included.
+        between = datetime.fromtimestamp(START + 1800.25, tz=UTC).isoformat()
+        moved = advance(sandbox, to=between)
+        assert (moved["now"], moved["advanced_seconds"]) == (iso(START + 1800.25), 1800)
+        assert sandbox.get("/sandbox/clock").json()["data"]["now"] == iso(START + 1800.25)
         target = datetime.fromtimestamp(START + 3600, tz=UTC).isoformat()
-        assert advance(sandbox, to=target)["advanced_seconds"] == 3600
+        moved = advance(sandbox, to=target)
+        assert (moved["now"], moved["advanced_seconds"]) == (iso(START + 3600), 3600)
         for body, field in (
             ({"seconds": 0}, "seconds"),
             ({"seconds": 31_622_401}, "seconds"),
@@ -196,8 +202,8 @@ def test_a_restart_finishes_an_advance_cut_short(service_factory: ServiceFactory
 
 
 def test_an_advance_to_a_moment_reaches_it(service_factory: ServiceFactory) -> None:
-    """`to` ends the advance at or past the moment named, even a fraction of a second after
-    the last whole one: an advance to an order's `cancel_at` ends its grace window."""
+    """`to` ends the advance at the moment named, even a fraction of a second after the last
+    whole one: an advance to an order's `cancel_at` ends its grace window."""
     clock = ManualClock(START)
     service = service_factory(clock=clock, cancel_grace_seconds=300)
     with service.partner() as sandbox:
@@ -205,7 +211,7 @@ def test_an_advance_to_a_moment_reaches_it(service_factory: ServiceFactory) -> N
         cancel = sandbox.post(f"/orders/{order['id']}/cancel").json()["data"]
         clock.advance(0.6)  # the partner reads `cancel_at` and sends the advance a bit later
         moved = advance(sandbox, to=cancel["cancel_at"])
-        assert moved["now"] >= cancel["cancel_at"]
+        assert moved["now"] == cancel["cancel_at"]
         assert moved["came_due"]["grace_windows"] == 1
         assert sandbox.get(f"/orders/{order['id']}").json()["data"]["status"] == "cancelled"
         again = sandbox.post("/sandbox/clock/advance", json={"to": moved["now"]})

@@ -63,18 +63,22 @@ def advance_sandbox_clock(
     container: Container, principal: Principal, command: AdvanceSandboxClock
 ) -> AdvancedOut:
     org_id = sandbox_org(principal)
-    return advance_clock(container, org_id, advance_seconds(container, org_id, command))
+    seconds, target = advance_of(container, org_id, command)
+    return advance_clock(container, org_id, seconds, target)
 
 
-def advance_seconds(container: Container, org_id: str, command: AdvanceSandboxClock) -> int:
-    """The command's advance in seconds: `seconds`, or the distance to `to`, never both."""
+def advance_of(
+    container: Container, org_id: str, command: AdvanceSandboxClock
+) -> tuple[float, float | None]:
+    """The command's advance in seconds, and the sandbox time it moves to when it names one:
+    `seconds`, or the distance to `to`, never both."""
     if (command.seconds is None) == (command.to is None):
         field = "to" if command.seconds is not None else "seconds"
         raise invalid("Send either `seconds` or `to`, exactly one of them.", field)
     if command.seconds is not None:
         if not 1 <= command.seconds <= MAX_ADVANCE_SECONDS:
             raise invalid(f"seconds must be 1 to {MAX_ADVANCE_SECONDS:,}.", "seconds")
-        return command.seconds
+        return command.seconds, None
     assert command.to is not None
     try:
         target = datetime.fromisoformat(command.to.replace("Z", "+00:00"))
@@ -85,43 +89,60 @@ def advance_seconds(container: Container, org_id: str, command: AdvanceSandboxCl
     seconds = seconds_to(container, org_id, target.timestamp())
     if seconds > MAX_ADVANCE_SECONDS:
         raise invalid(f"One advance moves at most {MAX_ADVANCE_SECONDS:,} seconds.", "to")
-    return seconds
+    return seconds, _end_of_millisecond(target.timestamp())
 
 
-def seconds_to(container: Container, org_id: str, target: float) -> int:
-    """The advance that reaches `target` (sandbox time), which must be later than now: rounded
-    up to whole seconds, so the clock ends at or past `target` and what is due then runs."""
+def _end_of_millisecond(moment: float) -> float:
+    """The last instant the API's millisecond timestamps print as `moment`'s: an advance to
+    an order's `cancel_at` reaches the grace window's end, which that text truncated."""
+    return math.floor(moment * 1000) / 1000 + 0.0009
+
+
+def seconds_to(container: Container, org_id: str, target: float) -> float:
+    """The advance that reaches `target` (sandbox time), which must be later than now."""
     now = container.clock.real_now() + load_clock(container, org_id).offset
     if target <= now:
         raise DomainError(
             "invalid_request", "`to` must be later than the sandbox clock's now.", field="to",
             details={"now": iso(now)},
         )
-    return max(1, int(math.ceil(target - now)))
+    return target - now
 
 
-def advance_clock(container: Container, org_id: str, seconds: int) -> AdvancedOut:
-    """Move the clock `seconds` forward and run what comes due; answers the new time and how
-    many of each kind this advance ran."""
+def advance_clock(
+    container: Container, org_id: str, seconds: float, target: float | None = None
+) -> AdvancedOut:
+    """Move the clock `seconds` forward, or to `target` exactly when one is named, and run
+    what comes due; answers the time it moved to and how many of each kind this advance ran."""
     _note_sweep(container, org_id)
 
-    def record() -> float:
+    def record() -> tuple[float, float]:
+        real = container.clock.real_now()
         clock = load_clock(container, org_id)
-        clock.advance(seconds, container.clock.real_now())
+        # Measured again at the save: the request's own time since the check would otherwise
+        # carry the clock past `to`. An advance racing this one past it keeps `seconds`.
+        if target is not None and target > real + clock.offset:
+            seconds_now = target - (real + clock.offset)
+        else:
+            seconds_now = seconds
+        clock.advance(seconds_now, real)
         container.store.save(clock)
-        return float(clock.offset)
+        return float(clock.offset), real + clock.offset
 
-    offset = container.unit_of_work.retrying(record)
+    offset, moved_to = container.unit_of_work.retrying(record)
     came_due = msgspec.convert(settle(container, org_id, offset), CameDueOut)
-    clock = clock_view(container, org_id)
-    return AdvancedOut(now=clock.now, advanced_seconds=clock.advanced_seconds, came_due=came_due)
+    return AdvancedOut(now=iso(moved_to), advanced_seconds=int(offset), came_due=came_due)
 
 
 def settle(container: Container, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
     """Run everything of this sandbox due by real time + `offset`, then record it settled."""
     if wait:  # what the advance's own request stored (a cancel just before) is in the lists
         container.unit_of_work.wait_for_stored()
-    now = container.clock.real_now() + offset
+    real_now = container.clock.real_now()
+    now = real_now + offset
+    # The sandbox time this advance started from: a webhook attempt due on the way is made at
+    # its due time, not before it.
+    started = real_now + min(offset, load_clock(container, org_id).settled_offset)
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
         with container.clock.scoped(org_id, SANDBOX, pinned=item.due_at):
@@ -129,7 +150,7 @@ def settle(container: Container, org_id: str, offset: float, wait: bool = True) 
             if ran:
                 counts[ran if isinstance(ran, str) else item.kind] += 1
     with container.clock.scoped(org_id, SANDBOX, pinned=now):
-        counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, now)
+        counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, started, now)
 
     def record() -> None:
         clock = load_clock(container, org_id)
