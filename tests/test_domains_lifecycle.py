@@ -142,3 +142,32 @@ def test_an_imported_domain_that_broke_an_order_stays_unpicked(service: RunningS
         service.wait_projections()
         drawn = client.post("/quotes", json=counts(workspace, a=1)).json()["data"]
         assert (drawn["domains_to_register"], drawn["domains_from_inventory"]) == (1, 0)
+
+
+def test_a_waiting_orders_domain_keeps_action_required_until_the_cancel_ends(
+    service_factory: ServiceFactory,
+) -> None:
+    """Cancelling an order that waits on the partner: during the grace window its domain
+    still needs the partner (not `in_progress`: nothing is being set up), in the order and
+    the list alike; afterwards it is inventory again."""
+    service = service_factory(cancel_grace_seconds=0.5)
+    with service.partner() as client:
+        assert client.post("/domains/import", json={"domains": ["waiting.com"]}).status_code == 201
+        body = counts(
+            new_workspace(client), a=1, profile_picture_url="https://localhost/me.png",
+            domains=[{"domain": "waiting.com", "suite": "suite_a"}],
+        )
+        order = placed(client, body)
+        assert order["status"] == "action_required"
+        cancelling = client.post(f"/orders/{order['id']}/cancel").json()["data"]
+        assert cancelling["status"] == "cancel_scheduled"
+        assert [d["status"] for d in cancelling["domains"]] == ["action_required"]
+        service.wait_projections()
+        (row,) = domains(client, domain="waiting.com")
+        assert (row["status"], row["category"], row["order_id"]) == (
+            "action_required", "connected", order["id"]
+        )
+        wait_status(client, order["id"], "cancelled")
+        service.wait_projections()
+        (row,) = domains(client, domain="waiting.com")
+        assert (row["status"], row["category"]) == ("available", "inventory")

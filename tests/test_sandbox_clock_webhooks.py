@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import httpx

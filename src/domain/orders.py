@@ -160,6 +160,8 @@ class Order(Aggregate):
         self.pending_action_id: str | None = None
         self.reason: str | None = None
         self.cancel_after: float | None = None
+        # The status a cancellation found: its domains keep showing it during the grace window.
+        self.cancelled_from: str | None = None
         self.refunded_cents = 0
         self.created_at = created_at
         self.updated_at = created_at
@@ -171,6 +173,15 @@ class Order(Aggregate):
     @property
     def tenant(self) -> str:
         return f"{self.org_id}:{self.environment}"
+
+    @property
+    def items_shown_as(self) -> str:
+        """The order status its domain items are shown against (`shown_item_status`): during
+        a cancellation's grace window, the status it had, so a domain waiting on the partner
+        does not turn `in_progress`."""
+        if self.status == CANCEL_SCHEDULED and self.cancelled_from is not None:
+            return self.cancelled_from
+        return self.status
 
     def _check(self, move: str) -> None:
         if self.status not in SOURCE_STATES[move]:
@@ -532,6 +543,7 @@ class Order(Aggregate):
 
     @event("CancelScheduled")
     def _cancel_scheduled(self, *, cancel_after: float, at: float) -> None:
+        self.cancelled_from = self.status
         self.status = CANCEL_SCHEDULED
         self.cancel_after = cancel_after
         self.updated_at = at

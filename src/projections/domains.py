@@ -86,7 +86,7 @@ def _order_item_status(order: Order, item: DomainItem) -> tuple[str, str]:
         # A failed order fails what it was buying and what broke it, not what it borrowed.
         failed = order.status == "failed" and item.get("status") == "failed"
         return ("failed" if failed else "available"), "inventory"
-    return shown_item_status(order.status, item), "connected"
+    return shown_item_status(order.items_shown_as, item), "connected"
 
 
 def _usage(order: Order) -> list[tuple[str, str]]:

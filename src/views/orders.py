@@ -232,13 +232,13 @@ def order_view(order: Order) -> OrderOut:
             suite_a=license_count(shape, "suite_a"), suite_b=license_count(shape, "suite_b")
         ),
         sizing=shape,
-        domains=[shown(item, order.status) for item in order.domains],
+        domains=[shown(item, order.items_shown_as) for item in order.domains],
         # Old domains a premium swap keeps sending until `warm_until`, then detaches.
         warm_domains=[
             _domain(
                 WarmDomain,
                 item,
-                shown_item_status(order.status, item),
+                shown_item_status(order.items_shown_as, item),
                 warm_until=iso(item["warm_until"]),
                 swap_id=item["swap_id"],
             )

@@ -72,7 +72,7 @@ def _forwarding_refused(order: Order, item: DomainItem) -> dict[str, Any]:
     return forwarding_data(
         item,
         str(order.forwarding_url),
-        shown_item_status(order.status, item),
+        shown_item_status(order.items_shown_as, item),
         "failed",
         item["forwarding_failure"],
         order_id=public_id("ord", order.id),
@@ -82,7 +82,7 @@ def _forwarding_refused(order: Order, item: DomainItem) -> dict[str, Any]:
 def _connected_domain(order: Order, item: DomainItem) -> dict[str, Any]:
     """An order's domain as `GET /domains` shows a connected row."""
     return {
-        **msgspec.to_builtins(domain_view(item, order.status)),
+        **msgspec.to_builtins(domain_view(item, order.items_shown_as)),
         "category": "connected",
         "source": listed_source(item),
         "order_id": public_id("ord", order.id),
