@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 from conftest import PATIENCE, RunningService
-from test_orders_sandbox import settled
+from test_orders_sandbox import counts, new_workspace, settled
 
 from infra.clock import ManualClock
 
@@ -135,6 +135,14 @@ def test_forwarding_jobs_and_events(service: RunningService) -> None:
             "/domains/forwarding", json={"domains": ["fw1.com"], "forwarding_url": "x"}
         )
         assert not_url.status_code == 400 and not_url.json()["error"]["field"] == "forwarding_url"
+        too_long = "https://example.org/" + "x" * 2029  # 2,049 characters
+        for path, body in (
+            ("/domains/forwarding", {"domains": ["fw1.com"], "forwarding_url": too_long}),
+            ("/orders", {**counts(new_workspace(client), a=1), "forwarding_url": too_long}),
+        ):
+            refused = client.post(path, json=body, headers={"Idempotency-Key": path})
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["error"]["field"] == "forwarding_url"
     with service.partner(preset="limited") as client:
         denied = client.post(
             "/domains/forwarding", json={"domains": ["a.com"], "forwarding_url": url}

@@ -118,6 +118,9 @@ CREATION_RULES: list[tuple[dict[str, Any], int, str, str | None]] = [
     ({"provider": "u", "credentials": {"api_key": "k", "foo": 1}}, 400, "invalid_request",
      "credentials.foo"),
     ({"credentials": {"api_key": "k"}}, 400, "invalid_request", "provider"),
+    ({"provider": "u", "credentials": {"api_key": "k" * 1001}}, 400, "invalid_request",
+     "credentials.api_key"),
+    (kind_w(password="p" * 1001), 400, "invalid_request", "credentials.password"),
 ]
 
 

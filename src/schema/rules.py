@@ -32,4 +32,6 @@ NON_EMPTY_ITEM = {"type": "string", "minLength": 1, "pattern": TEXT}
 # An absolute URL with a host (`https://` alone is refused); `iri`: a host may be an
 # internationalized name, checked in its IDNA form.
 HttpsUrl = Annotated[str, documented(pattern=r"^https://[^\s/?#]+", format="iri")]
-HttpUrl = Annotated[str, documented(pattern=r"^https?://[^\s/?#]+", format="iri")]
+HttpUrl = Annotated[
+    str, documented(pattern=r"^https?://[^\s/?#]+", format="iri", max_length=2048)
+]

@@ -62,6 +62,8 @@ def _valid_host(host: str) -> bool:
 def check_forwarding_target(url: str, field: str, allow_private: bool) -> None:
     """A forwarding URL may be plain http, but must not name a private, loopback, link-local or
     metadata host (the provider requests it); by name, or by address when it is one."""
+    if len(url) > MAX_URL_LENGTH:
+        raise invalid(f"{field} is at most {MAX_URL_LENGTH} characters.", field)
     if allow_private:
         return
     try:

@@ -16,6 +16,8 @@ from schema.vocabulary import Environment
 _EMAIL_PART = r"[^@\s\x00-\x1f\x7f-\x9f]+"
 EMAIL_PATTERN = rf"^{_EMAIL_PART}@{_EMAIL_PART}\.{_EMAIL_PART}$"
 MAX_TEXT = 200
+# A provider's key, token or password: generous, but a bound (they are stored and sent on).
+MAX_CREDENTIAL = 1000
 MAX_CREDIT_CENTS = 10**12
 
 # `credentials` and `customer` are plain objects checked by the service: which properties are
@@ -28,9 +30,11 @@ CREDENTIALS_DOC = (
 JsonObject = dict[str, object]
 
 
-def _closed_object(description: str, *names: str) -> msgspec.Meta:
+def _closed_object(description: str, max_length: int, *names: str) -> msgspec.Meta:
     """An optional object of these properties only (each a string, or null for absent)."""
-    text = {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}
+    text = {
+        "oneOf": [{"type": "string", "minLength": 1, "maxLength": max_length}, {"type": "null"}]
+    }
     closed = {
         "type": "object",
         "properties": {name: text for name in names},
@@ -43,12 +47,15 @@ def _closed_object(description: str, *names: str) -> msgspec.Meta:
 
 Credentials = Annotated[
     JsonObject | None,
-    _closed_object(CREDENTIALS_DOC, "api_key", "workspace_id", "label", "email", "password"),
+    _closed_object(
+        CREDENTIALS_DOC, MAX_CREDENTIAL, "api_key", "workspace_id", "label", "email", "password"
+    ),
 ]
 Customer = Annotated[
     JsonObject | None,
     _closed_object(
-        "Optional customer tracking: `external_id`, `name`, `email`.", "external_id", "name", "email"
+        "Optional customer tracking: `external_id`, `name`, `email`.", MAX_TEXT,
+        "external_id", "name", "email",
     ),
 ]
 

@@ -12,7 +12,13 @@ from domain.errors import DomainError, NotFound, invalid
 from domain.workspaces import PROVIDERS, Workspace
 from infra.idempotency import created_before
 from infra.ids import new_id, parse_id, public_id
-from services.accounts.commands import EMAIL_PATTERN, MAX_TEXT, CreateWorkspace, UpdateWorkspace
+from services.accounts.commands import (
+    EMAIL_PATTERN,
+    MAX_CREDENTIAL,
+    MAX_TEXT,
+    CreateWorkspace,
+    UpdateWorkspace,
+)
 from services.accounts.keys import Principal
 from views.workspaces import WorkspaceOut, workspace_view
 
@@ -205,6 +211,10 @@ def check_credentials(kind: str, credentials: dict[str, object] | None) -> Seque
     for key, value in given.items():
         if not isinstance(value, str) or not value.strip():
             raise invalid(f"credentials.{key} must be a non-empty string.", f"credentials.{key}")
+        if len(value) > MAX_CREDENTIAL:
+            raise invalid(
+                f"credentials.{key} is at most {MAX_CREDENTIAL} characters.", f"credentials.{key}"
+            )
         sent[key] = value
     if "api_key" not in sent:
         raise invalid("credentials.api_key is required.", "credentials.api_key")
