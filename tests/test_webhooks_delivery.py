@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import RunningService, ServiceFactory, delete_nats_stream
+from test_orders_sandbox import counts, new_workspace, place
 from webhook_receiver import Received, Receiver, wait_until
 
 from webhooks.endpoints import endpoints_of
@@ -205,3 +206,37 @@ def test_a_gateway_of_its_own_reports_attempts_and_backlog(
     values = wait_until(figures, timeout=30)
     assert values['partner_api_webhook_attempts_total{outcome="success"}'] >= 1
     assert values['partner_api_webhook_attempts_total{outcome="failure"}'] == 0
+
+
+def test_an_envelope_larger_than_a_nats_message_is_delivered_and_holds_nothing_back(
+    service_factory: ServiceFactory, receiver: Receiver
+) -> None:
+    """The completion of an order at the documented maxima is an envelope of about 1.7 MB,
+    above NATS's 1 MB message limit: it reaches the receiver whole, signed, and the events
+    after it (another organization's) are not held back behind it."""
+    webhooks = service_factory(roles=[*ROLES, "worker"], allow_http_webhooks=True)
+    try:
+        big, secret = connect(webhooks, receiver)
+        body = counts(new_workspace(big), a=0)
+        body["suite_a"] = {"domains": 100, "inboxes_per_domain": 50}
+        body["suite_b"] = {"domains": 100, "inboxes_per_domain": 50}
+        order = place(big, body)
+        assert order.status_code == 201, order.text
+        other, _ = connect(webhooks, receiver)
+        after = other.post("/webhook_endpoint/test").json()["data"]
+        wait_until(lambda: receiver.of_event(after["id"]), timeout=30)
+
+        def completed() -> list[Received] | None:
+            got = [r for r in receiver.received if r.event["type"] == "order.completed"]
+            return got or None
+
+        (delivered,) = wait_until(completed, timeout=120)
+        assert len(delivered.body) > 1_048_576
+        assert independently_verified(secret, delivered)
+        assert delivered.event["data"]["id"] == order.json()["data"]["id"]
+        assert len(delivered.event["data"]["domains"]) == 200
+        ready = httpx.get(webhooks.base_url + "/readyz")
+        assert ready.status_code == 200, ready.text
+    finally:
+        with contextlib.suppress(Exception):
+            delete_nats_stream(webhooks.container.settings)

@@ -25,7 +25,6 @@ class Due:
     payload: str
     leased_until: float = 0.0  # the `claimed_until` this dispatcher set: its lease
     tenant: str = ""  # org_...:test or org_...:live
-    due_at: float = 0.0  # its `next_attempt_at`, where the claim read it
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:
@@ -118,8 +117,7 @@ def claim_due_of_tenant(
     delivery the other holds."""
     with db.transaction() as cur:
         rows = cur.execute(
-            "SELECT event_id, org_id, payload, next_attempt_at FROM webhook_deliveries "
-            "WHERE tenant = ? "
+            "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE tenant = ? "
             "AND status = 'pending' AND next_attempt_at <= ? "
             "AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY next_attempt_at",
             (tenant, due_by, real_now),
@@ -132,10 +130,7 @@ def claim_due_of_tenant(
                 (real_now + lease, row["event_id"], real_now),
             )
             if cur.rowcount == 1:
-                claimed.append(Due(
-                    row["event_id"], row["org_id"], row["payload"], real_now + lease,
-                    due_at=float(row["next_attempt_at"]),
-                ))
+                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], real_now + lease))
     return claimed
 
 

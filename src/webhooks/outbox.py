@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 import nats.errors
 
 from infra.blocking import run_blocking
+from infra.database import create_if_missing
 from infra.storage_health import storage_full
 from projections.follower import advance_tracking_alone, ensure_tracking_table, tracked_position
 from projections.json_text import compact_json_text
-from webhooks.event_log import envelope_of
+from webhooks.deliveries import Due, enqueue
+from webhooks.event_log import DELIVERY_DDL, envelope_of
 from webhooks.mappers import load_mappers
 from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
 from webhooks.stream import (
@@ -48,6 +50,8 @@ ACK_STALL_SECONDS = 2.0
 # commit watch also calls); the poll is the fallback should a wake-up be missed. On SQLite a
 # pass first compares the event log's commit stamp and reads only after a commit.
 MAX_POLL_SECONDS = 0.02
+# Room left in the server's max_payload for a message's headers (a few hundred bytes).
+HEADERS_ROOM = 4096
 
 
 class AcksStalled(Exception):
@@ -227,9 +231,14 @@ class OutboxPublisher:
 
     async def _publish(self, events: list[PublicEvent]) -> None:
         acks: list[asyncio.Future[Any]] = []
+        too_large: list[Due] = []
+        limit = int(self._nc.max_payload) - HEADERS_ROOM
         try:
             for event in events:
                 body, headers = message_of(event)
+                if len(body) > limit:
+                    too_large.append(Due(event.id, event.org_id, body.decode(), tenant=event.tenant))
+                    continue
                 acks.append(
                     await self._js.publish_async(
                         subject_for(self.settings, event.org_id),
@@ -238,6 +247,8 @@ class OutboxPublisher:
                         headers=headers,
                     )
                 )
+            if too_large:
+                await run_blocking(queue_directly, self.container, too_large)
             await await_acks(acks)
         finally:
             # One failed ack ends the wait with the others still pending; each holds one of
@@ -246,3 +257,17 @@ class OutboxPublisher:
             for ack in acks:
                 ack.cancel()
 
+
+
+def queue_directly(container: Container, deliveries: list[Due]) -> None:
+    """Envelopes larger than a NATS message may be (the server's max_payload, 1 MB by
+    default: an order's completion with thousands of inboxes) go to the dispatchers' queue of
+    deliveries directly, as their intake would have put them there: one that JetStream
+    refused would otherwise be retried for good, holding back every event after it."""
+    db = container.read_db.durable()
+    with db.transaction() as cur:
+        for statement in DELIVERY_DDL:
+            create_if_missing(cur, statement)
+    # Leased until now: due for the first dispatcher that looks.
+    enqueue(db, deliveries, container.clock.now(), 0.0)
+    log.info("queued %d webhook envelopes too large for NATS directly", len(deliveries))

@@ -97,11 +97,10 @@ RUNNERS: dict[str, Callable[[Container, str], bool | str | None]] = {
 }
 
 
-def attempt_due_webhooks(container: Container, org_id: str, started: float, now: float) -> int:
-    """Make one attempt of each delivery of this sandbox due by its time `now`, each at the
-    sandbox time it came due on the way from `started` (decisions.md 6). A failed attempt
-    schedules the next from that time, yet one advance makes each attempt once, so it never
-    runs a whole retry chain. Envelopes and the signature's timestamp stay on real time."""
+def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
+    """Make one attempt of each delivery of this sandbox due by its time `now`. A failed
+    attempt schedules the next from `now`, so one advance never runs a whole retry chain.
+    Envelopes and the signature's timestamp stay on real time."""
     settings = container.settings
     real_now = container.clock.real_now()
     lease = settings.webhook_timeout_seconds + 5.0
@@ -111,23 +110,16 @@ def attempt_due_webhooks(container: Container, org_id: str, started: float, now:
     if not claimed:
         return 0
     endpoint = endpoints_of(container).endpoint(org_id)
-    outcomes = asyncio.run(_post_each(settings, endpoint, claimed, started, now, real_now))
+    outcomes = asyncio.run(_post_each(settings, endpoint, claimed, now, real_now))
     record_attempts(container.read_db, outcomes, settings.webhook_retry_schedule, now)
     return len(outcomes)
 
 
 async def _post_each(
-    settings: Settings, endpoint: Endpoint | None, claimed: list[Due], started: float,
-    now: float, real_now: float,
+    settings: Settings, endpoint: Endpoint | None, claimed: list[Due], now: float, real_now: float
 ) -> list[tuple[str, Outcome]]:
-    def made_at(due: Due) -> float:
-        return min(now, max(started, due.due_at))
-
     if endpoint is None:
-        return [
-            (d.event_id, _outcome(made_at(d), 0.0, None, "no webhook endpoint registered"))
-            for d in claimed
-        ]
+        return [(d.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")) for d in claimed]
     sender = WebhookSender(
         settings.webhook_timeout_seconds, settings.allow_http_webhooks, 8,
         httpx.create_ssl_context(),
@@ -141,7 +133,7 @@ async def _post_each(
             signed_headers(endpoint.secret, int(real_now), due.event_id, body),
         )
         elapsed = (time.perf_counter() - started) * 1000
-        return due.event_id, _outcome(made_at(due), elapsed, answer.status_code, answer.error)
+        return due.event_id, Outcome(now, elapsed, answer.status_code, answer.error)
 
     try:
         # One after the other, in due order, as the dispatcher's lane of an organization posts
@@ -149,7 +141,3 @@ async def _post_each(
         return [await attempt(due) for due in claimed]
     finally:
         await sender.close()
-
-
-def _outcome(at: float, elapsed_ms: float, status: int | None, error: str | None) -> Outcome:
-    return Outcome(at, elapsed_ms, status, error, scheduled_from=at)
