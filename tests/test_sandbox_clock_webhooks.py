@@ -111,3 +111,34 @@ def test_a_live_delivery_keeps_real_time(webhooks: RunningService, failing: Rece
         event = _test_event_after_first_attempt(live)
         assert advance(sandbox, seconds=100_000)["came_due"]["webhook_attempts"] == 0
         assert len(_attempts(live, event["id"])["attempts"]) == 1
+
+
+def test_an_advance_signs_each_attempt_when_it_sends_it(webhooks: RunningService) -> None:
+    """An advance posts its due attempts one after another: each is signed at its own
+    sending, so a receiver's five-minute check holds however long the ones before it took,
+    and each delivery gets one attempt (the dispatcher never takes one still waiting)."""
+    clock = webhooks.container.clock.base  # type: ignore[attr-defined]
+
+    slow = threading.Event()
+
+    def slow_and_failing(_: list[Any]) -> float:
+        if slow.is_set():
+            clock.advance(5)  # each answer takes 5 s of real time (the time-out is 2 s here)
+        return 503
+
+    receiver = Receiver(respond=slow_and_failing).start()
+    try:
+        with webhooks.partner() as partner:
+            assert webhooks.put_webhook(partner, receiver.url).status_code == 200
+            events = [_test_event_after_first_attempt(partner) for _ in range(3)]
+            slow.set()
+            moved = advance(partner, seconds=60)
+            assert moved["came_due"]["webhook_attempts"] == 3
+            second = [receiver.of_event(e["id"])[1] for e in events]
+            stamps = [int(r.headers["Service-Timestamp"]) for r in second]
+            assert stamps[1] - stamps[0] == 5 and stamps[2] - stamps[1] == 5
+            for event in events:
+                assert len(_attempts(partner, event["id"])["attempts"]) == 2
+                assert len(receiver.of_event(event["id"])) == 2
+    finally:
+        receiver.stop()

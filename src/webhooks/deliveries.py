@@ -114,7 +114,8 @@ def claim_due_of_tenant(
 ) -> list[Due]:
     """A sandbox clock's advance (decisions.md 6): the tenant's pending rows due by its sandbox
     time `due_by`, leased on real time as the dispatcher's claims are, so neither posts a
-    delivery the other holds."""
+    delivery the other holds. The advance posts them one after another: each one's lease is
+    `lease` longer than the one before it, so it covers the posts ahead of it too."""
     with db.transaction() as cur:
         rows = cur.execute(
             "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE tenant = ? "
@@ -124,13 +125,14 @@ def claim_due_of_tenant(
         ).fetchall()
         claimed: list[Due] = []
         for row in rows:
+            until = real_now + lease * (len(claimed) + 1)
             cur.execute(
                 "UPDATE webhook_deliveries SET claimed_until = ? WHERE event_id = ? "
                 "AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < ?)",
-                (real_now + lease, row["event_id"], real_now),
+                (until, row["event_id"], real_now),
             )
             if cur.rowcount == 1:
-                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], real_now + lease))
+                claimed.append(Due(row["event_id"], row["org_id"], row["payload"], until))
     return claimed
 
 

@@ -138,11 +138,7 @@ def settle(container: Container, org_id: str, offset: float, wait: bool = True) 
     """Run everything of this sandbox due by real time + `offset`, then record it settled."""
     if wait:  # what the advance's own request stored (a cancel just before) is in the lists
         container.unit_of_work.wait_for_stored()
-    real_now = container.clock.real_now()
-    now = real_now + offset
-    # The sandbox time this advance started from: a webhook attempt due on the way is made at
-    # its due time, not before it.
-    started = real_now + min(offset, load_clock(container, org_id).settled_offset)
+    now = container.clock.real_now() + offset
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
         with container.clock.scoped(org_id, SANDBOX, pinned=item.due_at):
@@ -150,7 +146,7 @@ def settle(container: Container, org_id: str, offset: float, wait: bool = True) 
             if ran:
                 counts[ran if isinstance(ran, str) else item.kind] += 1
     with container.clock.scoped(org_id, SANDBOX, pinned=now):
-        counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, started, now)
+        counts[WEBHOOK_ATTEMPTS] = attempt_due_webhooks(container, org_id, now)
 
     def record() -> None:
         clock = load_clock(container, org_id)

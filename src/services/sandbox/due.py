@@ -102,21 +102,24 @@ def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
     attempt schedules the next from `now`, so one advance never runs a whole retry chain.
     Envelopes and the signature's timestamp stay on real time."""
     settings = container.settings
-    real_now = container.clock.real_now()
     lease = settings.webhook_timeout_seconds + 5.0
     claimed = claim_due_of_tenant(
-        container.read_db, f"{org_id}:{SANDBOX}", now, real_now, lease
+        container.read_db, f"{org_id}:{SANDBOX}", now, container.clock.real_now(), lease
     )
     if not claimed:
         return 0
     endpoint = endpoints_of(container).endpoint(org_id)
-    outcomes = asyncio.run(_post_each(settings, endpoint, claimed, now, real_now))
+    outcomes = asyncio.run(_post_each(settings, endpoint, claimed, now, container.clock.real_now))
     record_attempts(container.read_db, outcomes, settings.webhook_retry_schedule, now)
     return len(outcomes)
 
 
 async def _post_each(
-    settings: Settings, endpoint: Endpoint | None, claimed: list[Due], now: float, real_now: float
+    settings: Settings,
+    endpoint: Endpoint | None,
+    claimed: list[Due],
+    now: float,
+    real_now: Callable[[], float],
 ) -> list[tuple[str, Outcome]]:
     if endpoint is None:
         return [(d.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")) for d in claimed]
@@ -128,9 +131,11 @@ async def _post_each(
     async def attempt(due: Due) -> tuple[str, Outcome]:
         body = due.payload.encode()
         started = time.perf_counter()
+        # Signed when sent: a receiver's five-minute check holds however long the ones
+        # before it took.
         answer = await sender.post(
             due.org_id, endpoint.url, body,
-            signed_headers(endpoint.secret, int(real_now), due.event_id, body),
+            signed_headers(endpoint.secret, int(real_now()), due.event_id, body),
         )
         elapsed = (time.perf_counter() - started) * 1000
         return due.event_id, Outcome(now, elapsed, answer.status_code, answer.error)
