@@ -105,6 +105,29 @@ def test_unknown_path_and_wrong_method_use_envelope(service: RunningService) -> 
         assert wrong.get("/schema/openapi.json").status_code == 200  # public
 
 
+def test_a_query_parameter_an_operation_does_not_take_is_refused(service: RunningService) -> None:
+    """A misspelt filter would otherwise answer the whole list as if it had filtered it."""
+    with service.partner() as client:
+        workspace = client.post(
+            "/workspaces", json={"provider": "u", "credentials": {"api_key": "key_good"}},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        ).json()["data"]["workspace_id"]
+        for method, path, params in (
+            ("GET", "/orders", {"stauts": "completed"}),
+            ("GET", "/bundles", {"status": "active", "limit": "5"}),
+            ("GET", f"/workspaces/{workspace}", {"expand": "customer"}),
+            ("POST", "/domains/availability", {"dry_run": "1"}),
+        ):
+            response = client.request(
+                method, path, params=params, json={"domains": ["a.com"]} if method == "POST" else None
+            )
+            error = _assert_error(response, 400, "invalid_request")
+            assert error["field"] == list(params)[-1], (path, error)
+        listed = client.get("/orders", params={"status": "completed", "per_page": 5})
+        assert listed.status_code == 200, listed.text
+        assert client.get(f"/workspaces/{workspace}").status_code == 200
+
+
 def test_health_ready_metrics_and_openapi(service: RunningService) -> None:
     with service.client() as client:
         assert client.get(service.base_url + "/healthz").json() == {"status": "ok"}
@@ -163,10 +186,17 @@ def test_bad_key_does_not_spend_allowance(service_factory) -> None:  # type: ign
 
 
 def test_plain_me_answers_as_the_framework_route_does(service_factory) -> None:  # type: ignore[no-untyped-def]
-    """`GET /me` is served as raw ASGI ahead of Litestar; `GET /me?probe=1` goes through the
-    framework. Both must answer with the same status, headers and body."""
+    """`GET /me` is served as raw ASGI ahead of Litestar; the same service's app without that
+    shortcut serves it through the framework. Both must answer with the same status, headers
+    and body (the two share the organization's rate allowance)."""
+    from litestar.testing import TestClient
+
+    from gateway.rest.app import create_litestar
+    from gateway.rest.request_id import RequestIdMiddleware
+
     service = service_factory(clock=ManualClock())
     org = service.new_org(rate_rps=0.001, rate_burst=4)
+    app = RequestIdMiddleware(create_litestar(service.container), {})
 
     def shape(response) -> tuple[int, list[tuple[str, str]], object]:  # type: ignore[no-untyped-def]
         _request_id(response)
@@ -180,17 +210,23 @@ def test_plain_me_answers_as_the_framework_route_does(service_factory) -> None: 
             body["error"].pop("request_id")
         return response.status_code, headers, body
 
-    with service.client(service.new_key(org, "test", "read")) as client:
-        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
-        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
+    def through_framework(headers: dict[str, str]):  # type: ignore[no-untyped-def]
+        with TestClient(app=app, base_url=service.api) as framework:  # type: ignore[arg-type]
+            return framework.get("/me", headers=headers)
+
+    key = service.new_key(org, "test", "read")
+    bearer = {"Authorization": f"Bearer {key}"}
+    with service.client(key) as client:
+        assert shape(client.get("/me")) == shape(through_framework(bearer))
+        assert shape(client.get("/me")) == shape(through_framework(bearer))
         assert client.get("/me").status_code == 429
-        assert shape(client.get("/me")) == shape(client.get("/me", params={"probe": "1"}))
+        assert shape(client.get("/me")) == shape(through_framework(bearer))
     for auth in ("", "Basic abc", "Bearer pk_test_" + "y" * 43):
         with service.client(None) as client:
             headers = {"Authorization": auth} if auth else {}
             plain = client.get("/me", headers=headers)
             assert plain.status_code == 401
-            assert shape(plain) == shape(client.get("/me?probe=1", headers=headers))
+            assert shape(plain) == shape(through_framework(headers))
 
 
 def test_projection_lag_in_a_gateway_only_process(service_factory) -> None:  # type: ignore[no-untyped-def]

@@ -162,10 +162,20 @@ def test_secrets_are_never_stored_or_logged_in_clear(
     password = f"pw-{uuid.uuid4().hex}"
     with service.client(key_secret) as client:
         assert client.get("/me").status_code == 200
-        created = client.put("/webhook_endpoint", json={"url": "https://8.8.8.8/hook"})
+        # With an Idempotency-Key the answers are kept for a retry: sealed like the secret.
+        created = client.put(
+            "/webhook_endpoint", json={"url": "https://8.8.8.8/hook"},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        )
         assert created.status_code == 200, created.text
         webhook_secret = created.json()["data"]["secret"]
-        rotated = client.post("/webhook_endpoint/rotate_secret").json()["data"]["secret"]
+        rotation = {"Idempotency-Key": uuid.uuid4().hex}
+        rotated = client.post("/webhook_endpoint/rotate_secret", headers=rotation).json()["data"]
+        # A retry whose first answer was lost gets the secret that rotation issued.
+        again = client.post("/webhook_endpoint/rotate_secret", headers=rotation)
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.json()["data"] == rotated
+        rotated = rotated["secret"]
         workspace = client.post(
             "/workspaces",
             json={"provider": "m", "credentials": {"api_key": credential, "label": "M",

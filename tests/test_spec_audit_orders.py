@@ -87,3 +87,19 @@ def test_cancelling_a_waiting_order_closes_its_pending_action(service: RunningSe
             json={"profile_picture_url": "https://cdn.example.com/me.png"},
         )
         assert resolve.status_code == 409, resolve.text
+
+
+def test_a_cancel_retried_with_its_idempotency_key_answers_the_first(
+    service: RunningService,
+) -> None:
+    """A cancel whose answer was lost, retried with its key, answers what the first did (a
+    retry without one is refused: the order is no longer cancellable)."""
+    with service.partner() as client:
+        order = placed(client, counts(new_workspace(client), a=1))
+        key = {"Idempotency-Key": f"cancel-{order['id']}"}
+        first = client.post(f"/orders/{order['id']}/cancel", headers=key)
+        assert first.status_code == 200, first.text
+        again = client.post(f"/orders/{order['id']}/cancel", headers=key)
+        assert (again.status_code, again.headers["Idempotent-Replayed"]) == (200, "true")
+        assert again.json() == first.json()
+        error_of(client.post(f"/orders/{order['id']}/cancel"), 409, "order_state_conflict")

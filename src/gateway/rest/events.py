@@ -204,14 +204,16 @@ class WebhookEndpointController(Controller):
         "secret, shown in this answer only." + SANDBOX_KEYS_READ_ONLY,
         summary="Set the webhook URL; answers a new signing secret, shown only this once",
         before_request=_live_key_only,
-        sync_to_thread=True,
         responses={200: NEW_SECRET},
     )
-    def set_url(
+    async def set_url(
         self, request: Request[Any, Any, Any], data: SetWebhookEndpoint
-    ) -> EndpointSecretResponse:
+    ) -> Response[EndpointSecretResponse]:
         service = endpoints_of(container_of(request))
-        return EndpointSecretResponse(service.set_url(principal_of(request).org_id, data))
+        org_id = principal_of(request).org_id
+        return await maybe_idempotent(
+            request, lambda: EndpointSecretResponse(service.set_url(org_id, data)), 200, sealed=True
+        )
 
     @post(
         "/rotate_secret",
@@ -222,12 +224,16 @@ class WebhookEndpointController(Controller):
         before_request=_live_key_no_body,
         summary="Replace the signing secret; the new one is shown only this once",
         status_code=200,
-        sync_to_thread=True,
         responses={200: NEW_SECRET},
     )
-    def rotate(self, request: Request[Any, Any, Any]) -> EndpointSecretResponse:
+    async def rotate(self, request: Request[Any, Any, Any]) -> Response[EndpointSecretResponse]:
         service = endpoints_of(container_of(request))
-        return EndpointSecretResponse(service.rotate_secret(principal_of(request).org_id))
+        org_id = principal_of(request).org_id
+        # A retry of a rotation whose answer was lost must not rotate again: the secret it
+        # issued would be lost with it.
+        return await maybe_idempotent(
+            request, lambda: EndpointSecretResponse(service.rotate_secret(org_id)), 200, sealed=True
+        )
 
     @post(
         "/test",

@@ -38,10 +38,16 @@ async def idempotency_key_first(request: Request[Any, Any, Any]) -> None:
     await request_rules(request)
 
 
+# A stored answer that carries a secret is kept sealed (docs/security.md: no secret at rest in
+# clear); a JSON answer never starts with this.
+_SEALED = b"sealed:"
+
+
 async def idempotent(
     request: Request[Any, Any, Any],
     run: Callable[[], Any],
     status_code: int = 201,
+    sealed: bool = False,
 ) -> Response[Any]:
     """Run `run` (a blocking function returning a JSON-able value) once per key.
 
@@ -54,7 +60,8 @@ async def idempotent(
         raise DomainError(
             "invalid_request", "Idempotency-Key is at most 255 characters.", field="Idempotency-Key"
         )
-    store = container_of(request).idempotency
+    container = container_of(request)
+    store = container.idempotency
     scope = principal_of(request).tenant
     body = await request.body()
     claimed = fingerprint(request.method, request.url.path, body)
@@ -73,13 +80,17 @@ async def idempotent(
             raise
         finally:
             Claim.leave(token)
-        store.finish(stored, status_code, encoded)
+        kept = container.sealer.seal(encoded.decode()).encode() if sealed else encoded
+        store.finish(stored, status_code, kept)
         return None, encoded
 
     stored, encoded = await run_blocking(once)
     if encoded is None:
+        replayed = stored.body
+        if replayed.startswith(_SEALED):
+            replayed = str(container.sealer.unseal(replayed.decode())).encode()
         return Response(
-            stored.body,
+            replayed,
             status_code=stored.status,
             media_type="application/json",
             headers={"Idempotent-Replayed": "true"},
@@ -88,11 +99,14 @@ async def idempotent(
 
 
 async def maybe_idempotent(
-    request: Request[Any, Any, Any], run: Callable[[], Any], status_code: int = 201
+    request: Request[Any, Any, Any],
+    run: Callable[[], Any],
+    status_code: int = 201,
+    sealed: bool = False,
 ) -> Response[Any]:
     """Idempotency-Key is optional on this POST: honoured when sent."""
     if request.headers.get("idempotency-key"):
-        return await idempotent(request, run, status_code=status_code)
+        return await idempotent(request, run, status_code=status_code, sealed=sealed)
     result = await run_blocking(run)
     return Response(
         msgspec.json.encode(result), status_code=status_code, media_type="application/json"

@@ -144,6 +144,10 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "releasePoolDomains": False,
     "advanceSandboxClock": False,
     "redeliverEvents": False,
+    "cancelOrder": False,
+    "resolvePendingAction": False,
+    "setWebhookEndpoint": False,
+    "rotateWebhookSecret": False,
 }
 
 

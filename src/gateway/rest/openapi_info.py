@@ -15,7 +15,8 @@ the sandbox, a `pk_live_` key on live resources; the two never see each other's 
 
 **Errors** answer one envelope, `{"error": {"code", "message", "request_id", "field"?,
 "details"?}}`, with a stable `code` to branch on (listed in `ErrorEnvelope`). Every answer
-carries `Service-Request-Id`; quote it when reporting a problem.
+carries `Service-Request-Id`; quote it when reporting a problem. An unknown body property or
+query parameter is refused (`invalid_request`, `field` naming it), never ignored.
 
 **Retries**: `POST /orders`, `POST /workspaces` and `POST /domains/purchase` require an
 `Idempotency-Key`; a retry with the same key and body within 24 hours answers the first

@@ -12,7 +12,7 @@ from domain.errors import invalid
 from domain.orders import SOURCE_STATES
 from domain.pending_actions import ACTION_STATUSES
 from gateway.rest.auth import principal_of
-from gateway.rest.idempotency import idempotent, require_idempotency_key
+from gateway.rest.idempotency import idempotent, maybe_idempotent, require_idempotency_key
 from gateway.rest.json_bodies import decode_body
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
@@ -196,14 +196,17 @@ class OrdersController(Controller):
         request: Request[Any, Any, Any],
         action_id: str,
         data: ResolvePendingAction | None = None,
-    ) -> ResolvedActionResponse:
+    ) -> Response[ResolvedActionResponse]:
         principal = principal_of(request)
         container = container_of(request)
         command = NO_INPUT if data is None else data
-        view = await run_blocking(
-            lambda: resolve_action(container, principal, action_id, command)
+        return await maybe_idempotent(
+            request,
+            lambda: ResolvedActionResponse(
+                resolve_action(container, principal, action_id, command)
+            ),
+            status_code=200,
         )
-        return ResolvedActionResponse(view)
 
     @get(
         "/{order_id:str}",
@@ -240,8 +243,13 @@ class OrdersController(Controller):
         status_code=200,
         responses={200: ONE_ORDER},
     )
-    async def cancel(self, request: Request[Any, Any, Any], order_id: str) -> OrderResponse:
+    async def cancel(
+        self, request: Request[Any, Any, Any], order_id: str
+    ) -> Response[OrderResponse]:
         container = container_of(request)
         principal = principal_of(request)
-        view = await run_blocking(lambda: cancel_order(container, principal, order_id))
-        return OrderResponse(view)
+        return await maybe_idempotent(
+            request,
+            lambda: OrderResponse(cancel_order(container, principal, order_id)),
+            status_code=200,
+        )

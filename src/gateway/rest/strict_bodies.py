@@ -14,6 +14,7 @@ import msgspec
 from litestar import Request
 
 from gateway.rest.json_bodies import decode_body
+from gateway.rest.query_rules import refuse_unknown_query_parameters
 from gateway.rest.repeated_keys import refuse_repeated_keys
 from gateway.rest.text_rules import refuse_nul_characters
 
@@ -41,6 +42,7 @@ async def request_rules(request: Request[Any, Any, Any]) -> None:
     router's (Litestar keeps only the closest), so each such hook calls this first."""
     await refuse_nul_characters(request)
     await refuse_repeated_keys(request)
+    refuse_unknown_query_parameters(request)
     await decode_strictly(request)
 
 
