@@ -117,6 +117,9 @@ def test_a_query_parameter_an_operation_does_not_take_is_refused(service: Runnin
             ("GET", "/bundles", {"status": "active", "limit": "5"}),
             ("GET", f"/workspaces/{workspace}", {"expand": "customer"}),
             ("POST", "/domains/availability", {"dry_run": "1"}),
+            # A whole number is written as one (Litestar alone would read these as 10).
+            ("GET", "/orders", {"per_page": "1e1"}),
+            ("GET", "/bundles", {"per_page": "10.0"}),
         ):
             response = client.request(
                 method, path, params=params, json={"domains": ["a.com"]} if method == "POST" else None

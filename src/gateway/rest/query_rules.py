@@ -1,12 +1,18 @@
-"""Query parameters a route does not take are refused, not ignored.
+"""Query parameters a route does not take are refused, not ignored; whole numbers are written
+as such.
 
 A misspelt filter (`?stauts=active`) would otherwise answer the unfiltered list as if it had
 been applied; Stripe refuses an unknown parameter for the same reason. Each route's parameters
 are the names its handler declares (Litestar keeps the parsed signature on the handler).
+Litestar reads an integer parameter leniently (`per_page=1e1` as 10); the document says
+`integer`, so only digits are taken.
 """
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from typing import Any
 
 from litestar import Request
@@ -15,23 +21,38 @@ from domain.errors import invalid
 
 # Handler parameters Litestar fills from elsewhere than the query string.
 _NOT_QUERY = frozenset({"request", "data", "state", "headers", "cookies", "scope", "socket", "body"})
-_declared: dict[int, frozenset[str]] = {}
+_declared: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
-def query_names(handler: Any) -> frozenset[str]:
+def query_names(handler: Any) -> tuple[frozenset[str], frozenset[str]]:
     """The names the handler may be given in the query string (path parameters included:
-    they are never in the query string, and the check need not tell them apart)."""
+    they are never in the query string, and the check need not tell them apart), and those of
+    them that are integers."""
     key = id(handler)
     if key not in _declared:
-        names = handler.parsed_fn_signature.parameters.keys()
-        _declared[key] = frozenset(names) - _NOT_QUERY
+        parameters = handler.parsed_fn_signature.parameters
+        names = frozenset(parameters) - _NOT_QUERY
+        integers = frozenset(n for n in names if _is_integer(parameters[n].annotation))
+        _declared[key] = (names, integers)
     return _declared[key]
+
+
+def _is_integer(annotation: Any) -> bool:
+    if annotation is int:
+        return True
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        kinds = [kind for kind in typing.get_args(annotation) if kind is not type(None)]
+        return kinds == [int]
+    return False
 
 
 def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
     if not request.scope.get("query_string"):
         return
-    allowed = query_names(request.route_handler)
-    for name in request.query_params:
+    allowed, integers = query_names(request.route_handler)
+    for name, value in request.query_params.items():
         if name not in allowed:
             raise invalid(f"Unknown query parameter {name!r}: this operation does not take it.", name)
+        if name in integers and not _WHOLE_NUMBER.fullmatch(value):
+            raise invalid(f"{name} must be a whole number.", name)

@@ -4,10 +4,11 @@ Candidates are `prefix + keyword` and `keyword + suffix` (a prefix goes before t
 suffix after it; spec 4.2) on each requested TLD (`.com` when `tlds` is omitted), examined in
 that order. A list the body leaves out counts as empty once it sends the other one, so the
 bare keyword comes only when neither list sent has an entry. When the body sends
-neither `prefixes` nor `suffixes`, the service's own lists are used (`DEFAULT_PREFIXES`: get,
-try, use, my, go, ...; `DEFAULT_SUFFIXES`: hq, app, mail, team, labs, ...), so keywords alone still give up to the default 75 names. A candidate is kept when
+neither `prefixes` nor `suffixes`, the service's own lists are used (prefixes get, try, use,
+my, go, ...; suffixes hq, app, mail, team, labs, ...), so keywords alone still give up to the
+default 75 names. A candidate is kept when
 the registrar would sell it and no suite uses it, so it is available for both suites. At most
-`MAX_CANDIDATES` candidates are examined, within `TIME_BUDGET_SECONDS`; stopping for either
+300 candidates are examined, within 2 seconds; stopping for either
 reason before `limit` names were found, or before every candidate was examined, answers
 `partial: true`. No billing effect.
 """

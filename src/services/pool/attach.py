@@ -2,13 +2,13 @@
 
 Attach takes exactly `quantity` available pool domains for a workspace (and, kind m, one of its
 clients) or refuses with 409 `insufficient_inventory` and no pool change (`quantity` is 1 to
-`MAX_QUANTITY`; a larger one the pool cannot fill is refused as short too). A kind m workspace
+100 in one reservation; a larger one the pool cannot fill is refused as short too). A kind m workspace
 without a saved login pair is refused (400 `provider_login_credentials_required`) before any
 domain is reserved. The reservation answers `in_progress` with its domains `reserved`, and
 stays so until final success (`completed`, domains `assigned`) or failure (`failed`, domains
 back to `available`). Both are asynchronous (spec 1, 3) for every key: the pool worker finishes
-a sandbox job as soon as it sees it, a live one a `PARTNER_API_FULFILLMENT_STEP_SECONDS` later
-on the clock.
+a sandbox job as soon as it sees it, a live one a fulfillment step (2 s by default) later on
+the clock.
 
 Concurrency: the reservation and the reserved domains are saved in one transaction, each
 domain at the version it was read; when another attach saved one of them first the store
@@ -71,7 +71,7 @@ def attach(container: Container, principal: Principal, command: AttachPool) -> R
     """The pool attach use case (`POST /pool/attach`)."""
     quantity = command.quantity
     if quantity < 1:
-        raise invalid(f"quantity must be 1 to {MAX_QUANTITY}.", "quantity")
+        raise invalid("quantity must be at least 1.", "quantity")
     workspace_id, client_id = command.workspace_id, command.client_id
     workspace = load_target_workspace(
         container, principal.org_id, principal.environment, workspace_id

@@ -4,8 +4,8 @@ Add is all-or-nothing: when any listed domain is not eligible (spec 4.2)
 the request fails with 409 `domains_not_submittable`, `details.domains` listing each refused
 name with its `reason`, and nothing is added. A domain already in the pool is left as it is
 (outcome `already_pooled`), so repeating an add is safe. A new pool domain is `warming` until
-`available_at`: at once in sandbox, after `live_rest_seconds` (the simulated world's warm-up,
-`POOL_REST_STEPS` fulfillment steps) on live keys.
+`available_at`: at once in sandbox, after the simulated world's warm-up (10 fulfillment steps)
+on live keys.
 
 Remove, exactly per spec 4.1: `available`, `warming` and `idle_quarantined` domains are removed
 (outcome `removed`); when any listed domain is `assigned`, `reserved` or `releasing`, the
