@@ -76,6 +76,25 @@ def test_cancel_before_registration_refunds_everything_and_keeps_no_domain(
         assert _next_order_domains(live, workspace) == {"register": 1, "from_inventory": 0}
 
 
+def test_a_bad_picture_stops_a_live_order_before_it_registers_anything(
+    service_factory: ServiceFactory,
+) -> None:
+    """The picture URL is known from the order itself: a live order waits on the partner at
+    its first step, as a sandbox one does, so cancelling it refunds all and keeps no domain."""
+    service, clock, key = _live(service_factory)
+    with service.client(key) as live:
+        body = counts(new_workspace(live), a=1, profile_picture_url="https://localhost/me.png")
+        order = place(live, body).json()["data"]
+        waiting = advance_until(live, clock, order["id"], "action_required", step=STEP_SECONDS)
+        assert waiting["domains"][0]["dns_records"] == []
+        assert "StepCompleted" not in event_names(service, order["id"])
+        cancelled = _cancel(live, clock, order["id"])
+        assert cancelled["refunded_cents"] == order["price_cents"]
+        assert cancelled["domains"] == []
+        service.wait_projections()
+        assert domains(live, domain=order["domains"][0]["domain"]) == []
+
+
 def test_cancel_after_registration_keeps_the_domain_and_its_charge(
     service_factory: ServiceFactory,
 ) -> None:

@@ -43,6 +43,11 @@ class Outcome:
 
 
 def _register(order: Order, domains: list[DomainItem]) -> Outcome:
+    # The picture is the suite's, used at `mailboxes`; a bad one is known from the order
+    # itself, so the order waits on the partner before registering any domain, in live as in
+    # the sandbox: cancelling it then leaves no domain bought and charged.
+    if order.kind != PURCHASE and (action := _picture_action(order)) is not None:
+        return Outcome(domains, action=action)
     for item in domains:
         if item["source"] in BOUGHT_SOURCES:
             item["registered"] = True
@@ -69,18 +74,21 @@ def _dns(order: Order, domains: list[DomainItem]) -> Outcome:
     return Outcome(domains)
 
 
-def _mailboxes(order: Order, domains: list[DomainItem]) -> Outcome:
+def _picture_action(order: Order) -> ActionRequest | None:
     problem = mailboxes.profile_picture_problem(order.profile_picture_url)
-    if problem is not None:
-        return Outcome(
-            domains,
-            action={
-                "kind": PROFILE_PICTURE,
-                "field": "profile_picture_url",
-                "message": problem + " Resolve with a public https URL.",
-                "details": {"profile_picture_url": order.profile_picture_url},
-            },
-        )
+    if problem is None:
+        return None
+    return {
+        "kind": PROFILE_PICTURE,
+        "field": "profile_picture_url",
+        "message": problem + " Resolve with a public https URL.",
+        "details": {"profile_picture_url": order.profile_picture_url},
+    }
+
+
+def _mailboxes(order: Order, domains: list[DomainItem]) -> Outcome:
+    if (action := _picture_action(order)) is not None:
+        return Outcome(domains, action=action)
     refused = [item["domain"] for item in domains if mailboxes.refuses_domain(item["domain"])]
     if refused:
         return Outcome(
