@@ -47,6 +47,12 @@ def test_cancelling_one_of_two_orders_on_a_name_leaves_it_connected_to_the_other
         assert (row["status"], row["category"], row["order_id"]) == ("active", "connected", kept)
         assert row["provider"] == "suite_a" and row["usable_for"] == ["suite_a", "suite_b"]
         assert client.get(f"/orders/{kept}").json()["data"]["status"] == "completed"
+        # The cancelled order released nothing: the name stays with the other order, and the
+        # cancelled one shows it as it is there.
+        gone = client.get(f"/orders/{cancelled}").json()["data"]
+        assert [(d["domain"], d["status"]) for d in gone["domains"]] == [(name, "active")]
+        released = _cancelled_event(client, cancelled)["data"]["released_domains"]
+        assert released == []
 
         assert client.post(f"/orders/{kept}/cancel").status_code == 200
         advance_until(client, clock, kept, "cancelled", step=31)
@@ -54,6 +60,13 @@ def test_cancelling_one_of_two_orders_on_a_name_leaves_it_connected_to_the_other
         (row,) = domains(client, domain=name)
         assert (row["status"], row["category"]) == ("available", "inventory")
         assert "order_id" not in row
+        assert _cancelled_event(client, kept)["data"]["released_domains"] == [name]
+
+
+def _cancelled_event(client: httpx.Client, order_id: str) -> dict[str, Any]:
+    events = client.get("/events", params={"type": "order.cancelled", "per_page": 100}).json()
+    (event,) = [e for e in events["data"] if e["data"]["id"] == order_id]
+    return event
 
 
 def test_usable_for_counts_only_the_asking_organizations_own_use(service: RunningService) -> None:

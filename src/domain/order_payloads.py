@@ -49,6 +49,7 @@ class DomainItem(TypedDict):
     shared_with: NotRequired[list[str]]  # a named domain: the suites it already serves
     taken_addresses: NotRequired[list[str]]  # a named domain: mailboxes other orders hold
     origin: NotRequired[str]  # an owned domain: how it came into inventory (its `source`)
+    kept_by_another: NotRequired[bool]  # a cancelled order's name another order still uses
 
 
 class SuiteShape(TypedDict):

@@ -148,7 +148,10 @@ def cancelled(event: Any, store: EventStore) -> list[PublicEvent]:
     order = _order_at(event, store)
     data = _brief(
         order,
-        released_domains=[item["domain"] for item in order.domains],
+        # A name another order still uses is not released (its item says so).
+        released_domains=[
+            item["domain"] for item in order.domains if not item.get("kept_by_another")
+        ],
         refunded_cents=event.refund_cents,
     )
     return [_event(order, "order.cancelled", data, event.at)]

@@ -272,13 +272,36 @@ def finalize_cancel(container: Container, order: Order, at: float) -> list[Aggre
     refund = order.cancel_refund_cents
     left_pool = _leave_pool(container, order, at)
     warm, swaps = detach_warm_domains_of_cancelled(container, order, at)
+    kept = kept_by_other_orders(container, order)
     released: list[DomainItem] = [
         {**item, "status": "available", "inboxes": []}
+        if item["domain"] not in kept
+        else {**item, "status": kept[item["domain"]], "inboxes": [], "kept_by_another": True}
         for item in [*order.domains, *warm]
         if not never_registered(item)
     ]
     order.finalize_cancel(released, refund, at)
     return [*left_pool, *swaps, *_refund(container, order, refund, "cancelled", at)]
+
+
+def kept_by_other_orders(container: Container, order: Order) -> dict[str, str]:
+    """The order's names another active order of its tenant still uses (spec 2.5: one name
+    may serve a suite_a and a suite_b order), with the status they keep there: not released."""
+    names = [item["domain"] for item in [*order.domains, *order.warm_domains]]
+    if not names:
+        return {}
+    marks = ", ".join("?" for _ in names)
+    with container.read_db.read() as cur:
+        rows = cur.execute(
+            "SELECT u.name, o.status FROM domain_usage u JOIN orders o ON o.id = u.holder "
+            f"WHERE u.name IN ({marks}) AND u.holder <> ? AND o.tenant = ?",
+            (*names, public_id("ord", order.id), order.tenant),
+        ).fetchall()
+    return {
+        row["name"]: "active" if row["status"] == "completed" else "in_progress"
+        for row in rows
+        if row["status"] in ("in_progress", "action_required", "cancel_scheduled", "completed")
+    }
 
 
 def load_action(container: Container, principal: Principal, action_id: str) -> PendingAction:
