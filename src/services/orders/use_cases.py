@@ -19,7 +19,16 @@ from eventsourcing.domain import Aggregate
 from adapters import registrar
 from adapters.mailboxes import profile_picture_problem
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import BOUGHT_SOURCES, ORDER, DomainItem, Order, never_registered
+from domain.orders import (
+    ACTIVE_STATES,
+    BOUGHT_SOURCES,
+    COMPLETED,
+    IN_PROGRESS,
+    ORDER,
+    DomainItem,
+    Order,
+    never_registered,
+)
 from domain.pending_actions import PendingAction
 from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
@@ -298,9 +307,9 @@ def kept_by_other_orders(container: Container, order: Order) -> dict[str, str]:
             (*names, public_id("ord", order.id), order.tenant),
         ).fetchall()
     return {
-        row["name"]: "active" if row["status"] == "completed" else "in_progress"
+        row["name"]: "active" if row["status"] == COMPLETED else IN_PROGRESS
         for row in rows
-        if row["status"] in ("in_progress", "action_required", "cancel_scheduled", "completed")
+        if row["status"] in ACTIVE_STATES
     }
 
 
