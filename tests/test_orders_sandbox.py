@@ -39,9 +39,8 @@ def wait_order(client: httpx.Client, order_id: str, timeout: float = 30.0) -> di
             order: dict[str, Any] = client.get(f"/orders/{order_id}").json()["data"]
             return order
         assert time.monotonic() < deadline, f"order {order_id} stayed in_progress"
-        # At most 20 reads a second: the organization's burst (600, refilled at 10 a second)
-        # then outlasts the 30 s wait; a hundred a second used it up on a loaded machine, and
-        # the test's next read got a 429.
+        # At most 20 reads a second: the organization's rate burst (600, refilled at 10 a
+        # second) then outlasts the 30 s wait.
         time.sleep(0.05)
 
 

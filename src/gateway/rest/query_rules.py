@@ -21,21 +21,15 @@ from domain.errors import invalid
 
 # Handler parameters Litestar fills from elsewhere than the query string.
 _NOT_QUERY = frozenset({"request", "data", "state", "headers", "cookies", "scope", "socket", "body"})
-_declared: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
-def query_names(handler: Any) -> tuple[frozenset[str], frozenset[str]]:
+def query_names(handler: Any) -> frozenset[str]:
     """The names the handler may be given in the query string (path parameters included:
-    they are never in the query string, and the check need not tell them apart), and those of
-    them that are integers."""
-    key = id(handler)
-    if key not in _declared:
-        parameters = handler.parsed_fn_signature.parameters
-        names = frozenset(parameters) - _NOT_QUERY
-        integers = frozenset(n for n in names if _is_integer(parameters[n].annotation))
-        _declared[key] = (names, integers)
-    return _declared[key]
+    they are never in the query string, and the check need not tell them apart). Read from
+    the handler each time, not cached by its id: a process that builds apps again (tests) may
+    give a new handler a freed one's id."""
+    return frozenset(handler.parsed_fn_signature.parameters) - _NOT_QUERY
 
 
 def _is_integer(annotation: Any) -> bool:
@@ -50,9 +44,11 @@ def _is_integer(annotation: Any) -> bool:
 def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
     if not request.scope.get("query_string"):
         return
-    allowed, integers = query_names(request.route_handler)
+    handler = request.route_handler
+    allowed = query_names(handler)
     for name, value in request.query_params.items():
         if name not in allowed:
             raise invalid(f"Unknown query parameter {name!r}: this operation does not take it.", name)
-        if name in integers and not _WHOLE_NUMBER.fullmatch(value):
+        annotation = handler.parsed_fn_signature.parameters[name].annotation
+        if _is_integer(annotation) and not _WHOLE_NUMBER.fullmatch(value):
             raise invalid(f"{name} must be a whole number.", name)
