@@ -179,5 +179,5 @@ def test_orders_whose_grace_ends_together_are_all_cancelled_at_once(
             assert live.post(f"/orders/{order_id}/cancel").status_code == 200
         clock.advance(GRACE_SECONDS + 1)  # the clock stands still after: no lease runs out
         for order_id in orders:
-            assert wait_status(live, order_id, "cancelled", timeout=10)["status"] == "cancelled"
+            assert wait_status(live, order_id, "cancelled")["status"] == "cancelled"
         assert all(_refunds(live, order_id) for order_id in orders)
