@@ -15,7 +15,6 @@ from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties
-from infra.blocking import run_blocking
 from services.catalog.bundles import archive_bundle, create_bundle, get_bundle, update_bundle
 from services.catalog.commands import CreateBundle, UpdateBundle
 from services.catalog.sizing import __doc__ as SIZING_RULE
@@ -93,13 +92,14 @@ class BundlesController(Controller):
     )
     async def edit(
         self, request: Request[Any, Any, Any], bundle_id: str, data: UpdateBundle
-    ) -> BundleResponse:
+    ) -> Response[BundleResponse]:
         principal = principal_of(request)
         container = container_of(request)
-        view = await run_blocking(
-            lambda: update_bundle(container, principal, bundle_id, data)
+        return await maybe_idempotent(
+            request,
+            lambda: BundleResponse(update_bundle(container, principal, bundle_id, data)),
+            status_code=200,
         )
-        return BundleResponse(view)
 
     @post(
         "/{bundle_id:str}/archive",
@@ -110,10 +110,13 @@ class BundlesController(Controller):
         summary="Archive a bundle (repeating is safe)",
         status_code=200,
     )
-    async def archive(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
+    async def archive(
+        self, request: Request[Any, Any, Any], bundle_id: str
+    ) -> Response[BundleResponse]:
         principal = principal_of(request)
         container = container_of(request)
-        view = await run_blocking(
-            lambda: archive_bundle(container, principal, bundle_id)
+        return await maybe_idempotent(
+            request,
+            lambda: BundleResponse(archive_bundle(container, principal, bundle_id)),
+            status_code=200,
         )
-        return BundleResponse(view)

@@ -5,21 +5,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, get, patch, post
+from litestar import Controller, Request, Response, get, patch, post
 from litestar.params import Parameter
 
 from domain.domains import STATUSES
 from domain.errors import invalid
 from gateway.rest.auth import WRITE_LIMITED, principal_of
+from gateway.rest.idempotency import maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from infra.blocking import run_blocking
 from services.domains.commands import CheckAvailability, UpdateDomain
 from services.domains.renewals import __doc__ as RENEWAL_RULES
 from services.domains.renewals import update_domain
 from services.domains.use_cases import __doc__ as AVAILABILITY_RULES
 from services.domains.use_cases import check_availability, get_domain, render_rows
-from views.domains import AvailabilityResponse, DomainOut, DomainPage, DomainResponse
+from views.domains import AvailabilityResponse, DomainPage, DomainResponse
 
 CATEGORIES = ("inventory", "connected")
 
@@ -121,10 +121,10 @@ class DomainsController(Controller):
     )
     async def update(
         self, request: Request[Any, Any, Any], domain_id: str, data: UpdateDomain
-    ) -> DomainResponse:
+    ) -> Response[DomainResponse]:
         principal, container = principal_of(request), container_of(request)
 
-        def run() -> DomainOut:
-            return update_domain(container, principal, domain_id, data)
+        def run() -> DomainResponse:
+            return DomainResponse(update_domain(container, principal, domain_id, data))
 
-        return DomainResponse(await run_blocking(run))
+        return await maybe_idempotent(request, run, status_code=200)

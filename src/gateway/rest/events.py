@@ -14,7 +14,9 @@ from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
 from gateway.rest.strict_bodies import reject_body_properties, request_rules
 from infra.blocking import run_blocking
+from runtime.container import Container
 from schema.event_types import EVENT_TYPES
+from services.accounts.keys import Principal
 from views.events import (
     EndpointResponse,
     EndpointSecretResponse,
@@ -157,13 +159,15 @@ class EventsController(Controller):
     )
     async def redeliver_event(
         self, request: Request[Any, Any, Any], event_id: str
-    ) -> EventResponse:
+    ) -> Response[EventResponse]:
         container = container_of(request)
         principal = principal_of(request)
-        found = await run_blocking(
-            redeliver_event, container, principal.tenant, principal.org_id, event_id
-        )
-        return EventResponse(found)
+
+        def queue() -> EventResponse:
+            tenant, org_id = principal.tenant, principal.org_id
+            return EventResponse(redeliver_event(container, tenant, org_id, event_id))
+
+        return await maybe_idempotent(request, queue, status_code=202)
 
 
 async def _live_key_only(request: Request[Any, Any, Any]) -> None:
@@ -244,20 +248,26 @@ class WebhookEndpointController(Controller):
         before_request=reject_body_properties,
         summary=f"Send a `{TEST_EVENT_TYPE}` event to the webhook URL",
         status_code=202,
-        sync_to_thread=True,
         responses={202: ONE_EVENT},
     )
-    def send_test(self, request: Request[Any, Any, Any]) -> EventResponse:
+    async def send_test(self, request: Request[Any, Any, Any]) -> Response[EventResponse]:
         container = container_of(request)
         principal = principal_of(request)
-        position = endpoints_of(container).send_test(principal.org_id, principal.environment)
-        container.read_models.wait_for(position)
-        with container.read_db.read() as cur:
-            row = cur.execute(
-                "SELECT id FROM webhook_events WHERE position >= ? AND position < ? AND tenant = ?",
-                (position * POSITION_STRIDE, (position + 1) * POSITION_STRIDE, principal.tenant),
-            ).fetchone()
-        found = None if row is None else one_event(container.read_db, principal.tenant, row["id"])
-        if found is None:
-            raise NotFound("event")
-        return EventResponse(found)
+        return await maybe_idempotent(
+            request, lambda: _send_test(container, principal), status_code=202
+        )
+
+
+def _send_test(container: Container, principal: Principal) -> EventResponse:
+    """Records a test event and answers it as `GET /events/{id}` would show it."""
+    position = endpoints_of(container).send_test(principal.org_id, principal.environment)
+    container.read_models.wait_for(position)
+    with container.read_db.read() as cur:
+        row = cur.execute(
+            "SELECT id FROM webhook_events WHERE position >= ? AND position < ? AND tenant = ?",
+            (position * POSITION_STRIDE, (position + 1) * POSITION_STRIDE, principal.tenant),
+        ).fetchone()
+    found = None if row is None else one_event(container.read_db, principal.tenant, row["id"])
+    if found is None:
+        raise NotFound("event")
+    return EventResponse(found)

@@ -148,6 +148,14 @@ IDEMPOTENCY_KEY: dict[str, bool] = {
     "resolvePendingAction": False,
     "setWebhookEndpoint": False,
     "rotateWebhookSecret": False,
+    "redeliverEvent": False,
+    "sendTestEvent": False,
+    "addPoolDomains": False,
+    "removePoolDomains": False,
+    "archiveBundle": False,
+    "updateBundle": False,
+    "updateDomain": False,
+    "updateWorkspace": False,
 }
 
 

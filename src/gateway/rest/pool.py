@@ -78,12 +78,13 @@ class PoolController(Controller):
     )
     async def add(
         self, request: Request[Any, Any, Any], data: AddPoolDomains
-    ) -> PoolAddResponse:
+    ) -> Response[PoolAddResponse]:
         container, principal = container_of(request), principal_of(request)
-        result = await run_blocking(
-            lambda: pool_inventory.add_domains(container, principal, data)
+        return await maybe_idempotent(
+            request,
+            lambda: PoolAddResponse(pool_inventory.add_domains(container, principal, data)),
+            status_code=200,
         )
-        return PoolAddResponse(result)
 
     @post(
         "/remove",
@@ -95,12 +96,15 @@ class PoolController(Controller):
     )
     async def remove(
         self, request: Request[Any, Any, Any], data: RemovePoolDomains
-    ) -> PoolRemoveResponse:
+    ) -> Response[PoolRemoveResponse]:
         container, principal = container_of(request), principal_of(request)
-        result = await run_blocking(
-            lambda: pool_inventory.remove_domains(container, principal, data)
+        return await maybe_idempotent(
+            request,
+            lambda: PoolRemoveResponse(
+                data=pool_inventory.remove_domains(container, principal, data)
+            ),
+            status_code=200,
         )
-        return PoolRemoveResponse(data=result)
 
     @post(
         "/attach",

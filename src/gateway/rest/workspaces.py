@@ -15,10 +15,9 @@ from litestar.params import Parameter
 from domain.errors import invalid
 from domain.workspaces import PROVIDERS
 from gateway.rest.auth import principal_of
-from gateway.rest.idempotency import idempotency_key_first, idempotent
+from gateway.rest.idempotency import idempotency_key_first, idempotent, maybe_idempotent
 from gateway.rest.lists import container_of, list_page
 from gateway.rest.schema_notes import ResponseDoc
-from infra.blocking import run_blocking
 from services.accounts.commands import CreateWorkspace, UpdateWorkspace
 from services.accounts.workspaces import create_workspace, get_workspace, update_workspace
 from views.workspaces import WorkspaceOut, WorkspacePage, WorkspaceResponse
@@ -152,10 +151,11 @@ class WorkspacesController(Controller):
     )
     async def update(
         self, request: Request[Any, Any, Any], workspace_id: str, data: UpdateWorkspace
-    ) -> WorkspaceResponse:
+    ) -> Response[WorkspaceResponse]:
         principal = principal_of(request)
         container = container_of(request)
-        view = await run_blocking(
-            lambda: update_workspace(container, principal, workspace_id, data)
+        return await maybe_idempotent(
+            request,
+            lambda: WorkspaceResponse(update_workspace(container, principal, workspace_id, data)),
+            status_code=200,
         )
-        return WorkspaceResponse(view)
