@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import NEEDS_NATS, PATIENCE, RunningService, ServiceFactory
 from test_domains_inventory import domains, forward, order
 from test_orders_live import wait_status
+from test_orders_sandbox import counts, error_of, new_workspace
 from test_wallet_purchase import buy, credit
 from webhook_receiver import wait_until
 
@@ -228,3 +230,26 @@ def test_a_live_order_forwarding_to_a_name_that_does_not_resolve(
                              "completed")
         service.wait_projections()
         _refused_forwarding(client, placed)
+
+
+@pytest.mark.parametrize("allow_http", [False, True])
+def test_a_forwarding_url_no_one_could_parse_is_refused_whatever_the_setting(
+    service_factory: ServiceFactory, allow_http: bool
+) -> None:
+    """An unclosed IPv6 bracket, a bad port or a blank host label are 400 with `field` on
+    orders, quotes and forwarding jobs, also where plain-http and loopback targets are allowed
+    (`make run`): accepted, they stopped the order's DNS step and the forwarding job for good."""
+    service = service_factory(allow_http_webhooks=allow_http)
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        inventory = order(client)["domains"][0]["domain"]
+        for url in ("https://[bad/", "https://example.com:99999/", "https://a..example.com/"):
+            body = {**counts(workspace, a=1), "forwarding_url": url}
+            for path in ("/orders", "/quotes"):
+                answer = client.post(path, json=body, headers={"Idempotency-Key": url + path})
+                assert error_of(answer, 400, "invalid_request")["field"] == "forwarding_url"
+            job = client.post(
+                "/domains/forwarding", json={"domains": [inventory], "forwarding_url": url}
+            )
+            assert error_of(job, 400, "invalid_request")["field"] == "forwarding_url"
+        assert len(client.get("/orders").json()["data"]) == 1

@@ -78,7 +78,10 @@ FORWARDING_UNRESOLVABLE = "forwarding_target_unresolvable"
 
 
 def forwarding_resolves(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:  # a URL no resolver could read (stored before bodies were checked)
+        return False
     return bool(host) and not host.endswith(".invalid") and host != "invalid"
 
 

@@ -64,12 +64,17 @@ def check_forwarding_target(url: str, field: str, allow_private: bool) -> None:
     metadata host (the provider requests it); by name, or by address when it is one."""
     if len(url) > MAX_URL_LENGTH:
         raise invalid(f"{field} is at most {MAX_URL_LENGTH} characters.", field)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        # Whatever the setting: the suites' fetchers and the DNS step parse it too.
+        raise invalid(f"{field} is not a valid URL.", field) from exc
+    host = parts.hostname or ""
+    if not _valid_host(host):
+        raise invalid(f"{field}'s host is not a valid host name or address.", field)
     if allow_private:
         return
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError as exc:
-        raise invalid(f"{field} is not a valid URL.", field) from exc
     address = literal_address(host)
     if is_local_name(host) or (address is not None and not is_public_address(address)):
         raise invalid(f"{field} must not point at a private, loopback or link-local address.", field)

@@ -78,7 +78,7 @@ class BundlesController(Controller):
         "/{bundle_id:str}",
         operation_id="getBundle",
         summary="One bundle",
-        description="A bundle (`bdl_`): the sending volume it is sized for and the suite split "
+        description="A bundle (`bun_`): the sending volume it is sized for and the suite split "
         "and licences it gives an order.",
     )
     async def get_bundle(self, request: Request[Any, Any, Any], bundle_id: str) -> BundleResponse:
