@@ -307,3 +307,30 @@ def test_head_answers_as_get_without_content(service: RunningService) -> None:
     with service.client() as anonymous:
         assert anonymous.head("/me").status_code == 401
         assert anonymous.head("/me").content == b""
+
+
+NOT_FOUND_PATHS = {
+    ("GET", "/events/evt_nope"): "event_id",
+    ("POST", "/events/evt_nope/redeliver"): "event_id",
+    ("GET", "/workspaces/wrk_nope"): "workspace_id",
+    ("GET", "/bundles/bun_nope"): "bundle_id",
+    ("POST", "/bundles/bun_nope/archive"): "bundle_id",
+    ("GET", "/users/usr_nope"): "user_id",
+    ("GET", "/orders/ord_nope"): "order_id",
+    ("POST", "/orders/ord_nope/cancel"): "order_id",
+    ("GET", "/domains/dom_nope"): "domain_id",
+    ("GET", "/domains/import/jobs/imp_nope"): "job_id",
+    ("GET", "/domains/forwarding/jobs/fwj_nope"): "job_id",
+    ("GET", "/pool/reservations/pcl_nope"): "reservation_id",
+    ("GET", "/pool/releases/prl_nope"): "release_id",
+    ("GET", "/swaps/swp_nope"): "swap_id",
+}
+
+
+def test_a_404_names_the_path_parameter_that_found_nothing(service: RunningService) -> None:
+    with service.partner() as client:
+        for (method, path), field in NOT_FOUND_PATHS.items():
+            error = client.request(method, path).json()["error"]
+            assert (error["code"], error.get("field")) == ("not_found", field), (path, error)
+        unknown_route = client.get("/nowhere").json()["error"]
+        assert unknown_route["code"] == "not_found" and "field" not in unknown_route

@@ -87,7 +87,7 @@ def test_rules_and_errors(service: RunningService) -> None:
                "invalid_request", "client_id")
         _error(client.post("/users", json={"workspace_id": wrk}), 400, "invalid_request",
                "email")
-        _error(client.get("/users/usr_nope"), 404, "not_found", None)
+        _error(client.get("/users/usr_nope"), 404, "not_found", "user_id")
         assert client.get("/users").json()["data"] == []
 
 
@@ -98,7 +98,7 @@ def test_tenancy_and_permissions(service: RunningService) -> None:
         user = owner.post("/users", json=_user_body(wrk)).json()["data"]
     with service.client(service.new_key(org, "live")) as live, service.partner() as stranger:
         for client in (live, stranger):
-            _error(client.get(f"/users/{user['id']}"), 404, "not_found", None)
+            _error(client.get(f"/users/{user['id']}"), 404, "not_found", "user_id")
             assert client.get("/users").json()["data"] == []
         # The organization's own sandbox workspace is not a live one (test_workspaces.py).
         _error(live.post("/users", json=_user_body(wrk)), 409, "workspace_promotion_required",

@@ -237,7 +237,9 @@ def test_idempotent_creation(service: RunningService) -> None:
         assert len(client.get("/workspaces").json()["data"]) == 1
         # A failed attempt is not remembered: the same key may be used again once fixed.
         bad = {"provider": "u", "credentials": {"api_key": "unavailable"}}
-        _error(_create(client, bad, key="retry-me"), 503, "provider_unavailable", None)
+        unavailable = _create(client, bad, key="retry-me")
+        _error(unavailable, 503, "provider_unavailable", None)
+        assert int(unavailable.headers["Retry-After"]) >= 1
         fixed = _create(client, bad | {"credentials": {"api_key": "k"}}, key="retry-me")
         assert fixed.status_code == 201
 

@@ -189,7 +189,8 @@ def _validation_error(request: Request[Any, Any, Any], exc: ValidationException)
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     exc = unavailable_if_storage_full(exc, request.app.state.get("container"))
     if isinstance(exc, DomainError):
-        return error_response(request, exc)
+        retry = {"Retry-After": PROVIDER_RETRY_AFTER} if exc.code == "provider_unavailable" else None
+        return error_response(request, _with_path_field(request, exc), retry)
     if isinstance(exc, ValidationException):
         return _validation_error(request, exc)
     if isinstance(exc, HTTPException) and exc.status_code in (404, 405):
@@ -216,6 +217,19 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
 
 
 PARTNER_PATH = "/partner/v1/"
+# A 503 provider_unavailable says when to try again (seconds), as a 429 does.
+PROVIDER_RETRY_AFTER = "5"
+
+
+def _with_path_field(request: Request[Any, Any, Any], error: DomainError) -> DomainError:
+    """A 404 names the path parameter that found nothing (`GET /orders/{order_id}`: field
+    `order_id`) when the route has one and the error names no other."""
+    if error.code != "not_found" or error.field is not None:
+        return error
+    names = list(request.path_params)
+    if len(names) == 1:
+        error.field = names[0]
+    return error
 
 
 def _key_refusal(request: Request[Any, Any, Any]) -> DomainError | None:
