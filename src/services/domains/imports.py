@@ -1,8 +1,8 @@
 """Domain imports: synchronous (`POST /domains/import`) and queued (`POST /domains/import/jobs`).
 
 Both record an `imp_` job listing the nameserver groups the customer sets at their registrar.
-The synchronous path processes the domains in the request; with a live key it needs a DNS
-account free for all of them (else 429 `rate_limited` with `details.reason: "dns_account_capacity"`, nothing
+The synchronous path processes the domains in the request; it needs a DNS account free for
+all of them (else 429 `rate_limited` with `details.reason: "dns_account_capacity"`, nothing
 recorded); the queued path returns the job `in_progress` and the domain worker processes it.
 Each domain the DNS provider accepts becomes a `dom_` inventory domain (source `imported`):
 `available` once its nameservers are pointed, `action_required` until then. The worker
@@ -111,9 +111,9 @@ def _new_job(
 
 def import_now(container: Container, principal: Principal, command: ImportDomains) -> ImportJobOut:
     names = _names(command, MAX_SYNC_IMPORT)
-    # Spec 7: only a live synchronous import can find every DNS account busy; sandbox keys
-    # complete work at once.
-    if principal.environment == "live" and not dns.sync_capacity_free(names):
+    # Spec 7's capacity refusal, for sandbox keys too (decisions 5: they answer as live keys
+    # do, and every simulated error path can be reached on purpose).
+    if not dns.sync_capacity_free(names):
         raise DnsAccountsBusy()
 
     def run() -> ImportJobOut:  # again on a conflict: a racing import took a name first
