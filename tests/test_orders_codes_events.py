@@ -52,7 +52,9 @@ def test_unfinished_purchase_is_not_submittable_and_live_domains_show_progress(
         named = counts(workspace, a=1, domains=[{"domain": "pending-buy.com", "suite": "suite_a"}])
         error = error_of(place(live, named), 409, "domains_not_submittable")
         assert error["field"] == "domains[0].domain"
-        assert error["details"]["domains"] == ["pending-buy.com"]
+        assert error["details"]["domains"] == [
+            {"domain": "pending-buy.com", "reason": "not_registered_yet"}
+        ]
 
         order = place(live, counts(workspace, a=1)).json()["data"]
         (row,) = domains(live, domain=order["domains"][0]["domain"])

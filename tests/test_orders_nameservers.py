@@ -52,7 +52,9 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
         # No body at all means the same as `{}` (this action needs no input).
         error_of(client.post(resolve), 409, "domains_not_submittable")
         assert early["details"]["reason"] == "nameservers_not_pointed"
-        assert early["details"]["domains"] == ["nsslow-shop.com"]
+        assert early["details"]["domains"] == [
+            {"domain": "nsslow-shop.com", "reason": "nameservers_not_pointed"}
+        ]
 
         clock.advance(61)
         resolved = client.post(resolve)

@@ -219,7 +219,7 @@ def refuse_unfinished_purchase(latest: Row, name: str, field: str) -> None:
             "domains_not_submittable",
             f"{name} is not registered yet (its purchase is {latest['status']}).",
             field=field,
-            details={"domains": [name]},
+            details={"domains": [{"domain": name, "reason": "not_registered_yet"}]},
         )
 
 
@@ -281,7 +281,7 @@ def _imported_domain(rows: list[Row], name: str, field: str) -> Row:
             "domains_not_submittable",
             f"{name} is not ready for an order (its status is {latest['status']}).",
             field=field,
-            details={"domains": [name]},
+            details={"domains": [{"domain": name, "reason": f"domain_{latest['status']}"}]},
         )
     return latest
 

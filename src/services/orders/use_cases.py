@@ -18,6 +18,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters import registrar
 from adapters.mailboxes import profile_picture_problem
+from domain.domains import NAMESERVERS_NOT_POINTED
 from domain.errors import DomainError, NotFound, invalid
 from domain.orders import (
     ACTIVE_STATES,
@@ -362,8 +363,8 @@ def _pointed(order: Order, action: PendingAction, at: float) -> list[str]:
             f"The nameservers of {', '.join(waiting)} are not pointed at us yet.",
             field="domains",
             details={
-                "domains": waiting,
-                "reason": "nameservers_not_pointed",
+                "domains": [{"domain": n, "reason": NAMESERVERS_NOT_POINTED} for n in waiting],
+                "reason": NAMESERVERS_NOT_POINTED,
                 "nameserver_groups": action.details.get("nameserver_groups", []),
             },
         )

@@ -117,7 +117,7 @@ def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: Suite) -> Doma
                 "domains_not_submittable",
                 f"{name} is not ready for a swap (its status is {latest['status']}).",
                 field=field,
-                details={"domains": [name]},
+                details={"domains": [{"domain": name, "reason": f"domain_{latest['status']}"}]},
             )
         return new_domain_item(name, suite, "inventory", 0, str(latest["id"]))
     if registrar.registry_refusal(name) == registrar.REGISTERED:
