@@ -223,3 +223,31 @@ def test_a_lapse_leaves_the_rows_of_its_purchase_siblings_as_they_are(
             ("active", "connected", order["id"])
         ]
         assert sandbox.get("/domains", params={"domain": "sibling-lapsing.com"}).json()["data"] == []
+
+
+def test_a_bought_domain_that_broke_an_order_still_renews_or_lapses(
+    service_factory: ServiceFactory,
+) -> None:
+    """A purchased name that a later order's mailbox suite refused is `failed` but paid for:
+    its year renews (or, with auto_renew off, lapses) like any other."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        purchase = _buy(sandbox, ("mailfail-kept.com", True), ("mailfail-off.com", True))
+        assert wait_order(sandbox, purchase["id"])["status"] == "completed"
+        workspace = new_workspace(sandbox)
+        for name in ("mailfail-kept.com", "mailfail-off.com"):
+            named = counts(workspace, a=1, domains=[{"domain": name, "suite": "suite_a"}])
+            failed = placed(sandbox, named)
+            assert failed["status"] == "failed", failed
+        service.wait_projections()
+        off = sandbox.get("/domains", params={"domain": "mailfail-off.com"}).json()["data"][0]
+        assert off["status"] == "failed"
+        assert _patch(sandbox, off["id"], False)["auto_renew"] is False
+        own = placed(sandbox, counts(workspace, a=1))
+        came_due = advance(sandbox, seconds=YEAR)["came_due"]
+        assert (came_due["renewals"], came_due["lapses"]) == (2, 1), came_due
+        renewed = {e["description"].split()[2] for e in _entries(sandbox, "renewal")}
+        assert "mailfail-kept.com" in renewed and "mailfail-off.com" not in renewed
+        service.wait_projections()
+        assert sandbox.get("/domains", params={"domain": "mailfail-off.com"}).json()["data"] == []
+        assert own["status"] == "completed"

@@ -5,7 +5,9 @@ On each anniversary of its registration a bought domain renews, charged its cata
 `auto_renew` off, lapses: it leaves inventory and the orders that held it. A live renewal the
 wallet cannot cover sends the domain to `action_required` (reason `renewal_payment_failed`,
 webhook `domain.action_required`) and is tried again daily; one still unpaid 30 days after its
-anniversary lapses. Imported domains renew with the customer's registrar, never here.
+anniversary lapses. Imported domains renew with the customer's registrar, never here. A
+`failed` domain renews too when it was paid for (it broke an order it was merely on); one its
+own failed order bought, refunded with that order, lapses at its anniversary.
 
 Live terms run on real time (the fulfillment worker's pass); a sandbox's on its clock (its
 advances). Each move loads, decides and saves the DomainTerm with its version check, so two
@@ -22,7 +24,7 @@ from eventsourcing.domain import Aggregate
 from adapters import registrar
 from domain.domain_terms import DAY, DomainTerm, anniversary, term_id
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import Order
+from domain.orders import FAILED, Order
 from infra.clock import iso
 from infra.ids import parse_id
 from services.accounts.keys import Principal
@@ -43,7 +45,7 @@ SHORTEST_YEAR = 365 * DAY
 _DUE_SQL = (
     "SELECT d.id, d.created_at, d.auto_renew, t.due_at, t.status AS term_status "
     "FROM domains d LEFT JOIN domain_terms t ON t.id = d.id "
-    "WHERE d.source <> 'imported' AND d.status NOT IN ('failed', 'in_progress') "
+    "WHERE d.source <> 'imported' AND d.status <> 'in_progress' "
     "AND COALESCE(t.due_at, d.created_at + ?) <= ? "
     "AND COALESCE(t.status, 'active') <> 'lapsed'"
 )
@@ -101,7 +103,7 @@ def run_term(container: Container, dom_id: str) -> str | None:
         at = container.clock.now()
         if term.due_at is None or term.due_at > at:
             return None
-        if not term.auto_renew or term.grace_over:
+        if not term.auto_renew or term.grace_over or _refunded(container, row, term):
             term.lapse(at)
             # Gone from inventory and its orders, it lends the pool no inboxes and no longer
             # is the organization's: it leaves the pool too (`pool.domain_removed`), even
@@ -149,6 +151,17 @@ def _orders_of(container: Container, term: DomainTerm) -> list[str]:
 def _ordered_by(container: Container, term: DomainTerm) -> str | None:
     found = _orders_of(container, term)
     return found[0] if found else None
+
+
+def _refunded(container: Container, row: Row, term: DomainTerm) -> bool:
+    """A failed domain whose registration its own failed order refunded: no one paid for its
+    year, so it lapses at the anniversary instead of renewing. One that broke an order it was
+    merely on (bought and paid before) renews as any other."""
+    if row["status"] != "failed":
+        return False
+    buyer = _ordered_by(container, term)
+    order = container.store.find(parse_id("ord", buyer), Order) if buyer else None
+    return isinstance(order, Order) and order.status == FAILED
 
 
 def _drop_from_orders(
