@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from conftest import ServiceFactory
+from conftest import RunningService, ServiceFactory
 from pool_support import attach, attached, conditions, finished, pooled
 from sandbox_clock_support import advance, completed_order
 from test_domains_imports import wait_job
@@ -251,3 +251,16 @@ def test_a_bought_domain_that_broke_an_order_still_renews_or_lapses(
         service.wait_projections()
         assert sandbox.get("/domains", params={"domain": "mailfail-off.com"}).json()["data"] == []
         assert own["status"] == "completed"
+
+
+def test_an_order_shows_the_auto_renew_its_domain_has_now(service: RunningService) -> None:
+    """`PATCH /domains/{id}` changes the one `dom_` that `GET /orders` also shows."""
+    with service.partner() as sandbox:
+        order = completed_order(sandbox, a=2)
+        changed, kept = order["domains"]
+        assert _patch(sandbox, changed["id"], False)["auto_renew"] is False
+        one = sandbox.get(f"/orders/{order['id']}").json()["data"]
+        (listed,) = [o for o in sandbox.get("/orders").json()["data"] if o["id"] == order["id"]]
+        for view in (one, listed):
+            renews = {d["id"]: d["auto_renew"] for d in view["domains"]}
+            assert renews == {changed["id"]: False, kept["id"]: True}, renews

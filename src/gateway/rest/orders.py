@@ -20,6 +20,7 @@ from gateway.rest.strict_bodies import reject_body_properties
 from gateway.rest.wallet import INSUFFICIENT_FUNDS
 from infra.blocking import run_blocking
 from services.orders.commands import PlaceOrder, ResolvePendingAction
+from services.orders.current_terms import with_current_terms
 from services.orders.use_cases import cancel_order, get_order, place_order, resolve_action
 from views.orders import (
     OrderList,
@@ -139,6 +140,7 @@ class OrdersController(Controller):
             page_token=page_token,
             render=lambda row: msgspec.json.decode(row["doc"], type=OrderOut),
         )
+        page["data"] = with_current_terms(container_of(request), page["data"])
         return msgspec.convert(page, OrderList)
 
     @get(

@@ -39,6 +39,7 @@ from services.accounts.wallet import load_wallet
 from services.domains.claims import DomainsHeld, claim_domains
 from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
+from services.orders.current_terms import with_current_terms
 from services.orders.plan import Plan, plan_order
 from services.pool.leaving import leave_pool, refuse_cancel_while_linked
 from services.swaps.endings import detach_warm_domains_of_cancelled, fail_swaps_of_cancelled
@@ -237,7 +238,8 @@ def load_order(container: Container, principal: Principal, order_id: str) -> Ord
 
 
 def get_order(container: Container, principal: Principal, order_id: str) -> OrderOut:
-    return order_view(load_order(container, principal, order_id))
+    (view,) = with_current_terms(container, [order_view(load_order(container, principal, order_id))])
+    return view
 
 
 def cancel_order(container: Container, principal: Principal, order_id: str) -> OrderOut:
