@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from conftest import RunningService
 from sandbox_clock_support import advance
+from test_domains_imports import events_of
 from test_orders_sandbox import counts, placed
 from test_swaps import DAY, completed_order, of, settled, swap
 
@@ -53,6 +54,12 @@ def test_a_swap_without_new_domain_picks_a_domain_a_swap_detached(service: Runni
         done = settled(client, swap(client, of(order, current)))
         assert (done["new_domain"], done["new_domain_source"]) == (old, "inventory")
         assert done["price_cents"] == 0
+        service.wait_projections()
+        # Its `domain.connected` says where it came from as `GET /domains` does.
+        connected = [e["data"] for e in events_of(client, "domain.connected")
+                     if e["data"]["domain"] == old]
+        assert inventory(client, old)["source"] == "generated"
+        assert [c["source"] for c in connected] == ["generated", "generated"], connected
 
 
 def test_a_swapped_in_name_taken_off_before_is_on_the_order_again(service: RunningService) -> None:

@@ -181,22 +181,26 @@ def plan_swap(container: Container, principal: Principal, command: CreateSwap) -
         # forwarded on its own (set while in inventory) keeps doing so, in both views.
         # (The old domain's own forwarding, set before the order, is not the order's.)
         carried = None if old.get("forwarding_own") else old.get("forwarding_url")
-        own, auto_renew = _owned_facts(cur, new["id"])
+        own, auto_renew, origin = _owned_facts(cur, new["id"])
         new["forwarding_url"] = carried or own
         new["forwarding_own"] = carried is None and own is not None
         if auto_renew is not None:  # an owned domain keeps its renewal choice (an import: off)
             new["auto_renew"] = auto_renew
+        if origin is not None:  # `source` in webhooks as `GET /domains` says it
+            new["origin"] = origin
     return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
 
 
-def _owned_facts(cur: Cursor, dom_id: str) -> tuple[str | None, bool | None]:
-    """An owned domain's own forwarding URL and renewal choice; (None, None) for a new name."""
+def _owned_facts(cur: Cursor, dom_id: str) -> tuple[str | None, bool | None, str | None]:
+    """An owned domain's own forwarding URL, renewal choice and source (how the account came
+    by it); all None for a new name."""
     row = cur.execute(
-        "SELECT forwarding_url, auto_renew FROM domains WHERE id = ?", (dom_id,)
+        "SELECT forwarding_url, auto_renew, source FROM domains WHERE id = ?", (dom_id,)
     ).fetchone()
     if row is None:
-        return None, None
-    return (str(row["forwarding_url"]) if row["forwarding_url"] else None), bool(row["auto_renew"])
+        return None, None, None
+    forwarding = str(row["forwarding_url"]) if row["forwarding_url"] else None
+    return forwarding, bool(row["auto_renew"]), str(row["source"])
 
 
 def plan_rename(
