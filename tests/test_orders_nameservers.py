@@ -149,6 +149,9 @@ def test_an_unpointed_import_released_by_a_cancel_still_waits(
         service.wait_projections()
         row = client.get(f"/domains/{dom_id}").json()["data"]
         assert (row["status"], row["category"]) == ("action_required", "inventory")
+        # The cancelled order shows the domain as the list does.
+        cancelled = client.get(f"/orders/{first['id']}").json()["data"]
+        assert cancelled["domains"][0]["status"] == "action_required"
 
         picked = placed(client, counts(workspace, a=1))
         assert picked["status"] == "completed"

@@ -285,8 +285,12 @@ def finalize_cancel(container: Container, order: Order, at: float) -> list[Aggre
     left_pool = _leave_pool(container, order, at)
     warm, swaps = detach_warm_domains_of_cancelled(container, order, at)
     kept = kept_by_other_orders(container, order)
+    # An imported domain whose nameservers still do not point at us waits on the customer as
+    # before the order (GET /domains says so): it is released, not `available`.
+    unpointed = set(steps.awaiting_nameservers(order.domains, at))
     released: list[DomainItem] = [
-        {**item, "status": "available", "inboxes": []}
+        {**item, "status": "action_required" if item["domain"] in unpointed else "available",
+         "inboxes": []}
         if item["domain"] not in kept
         else {**item, "status": kept[item["domain"]], "inboxes": [], "kept_by_another": True}
         for item in [*order.domains, *warm]
