@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 from conftest import RunningService, ServiceFactory
-from test_domains_inventory import domains
+from test_domains_inventory import domains, forward
 from test_orders_codes_events import advance_until
 from test_orders_sandbox import counts, new_workspace, placed
 from test_swaps import settled
@@ -113,3 +113,18 @@ def test_a_second_order_on_a_name_gets_mailboxes_of_its_own(service: RunningServ
         addresses = [i["address"] for i in domain["inboxes"]]
         assert len(addresses) == 3 and not held & set(addresses), (held, addresses)
         assert all(a.endswith(f"@{name}") for a in addresses)
+
+
+def test_forwarding_a_shared_name_reaches_both_of_its_orders(service: RunningService) -> None:
+    """One `dom_` on a suite_a and a suite_b order: a forwarding job sets the URL on both, so
+    neither order (nor the domain list, whichever it links) shows another URL."""
+    with service.partner() as client:
+        name, first, second = _shared(client)
+        _accepted, done = forward(client, [name], "https://shared.example.com/")
+        assert done["status"] == "completed", done
+        service.wait_projections()
+        for order_id in (first, second):
+            (item,) = client.get(f"/orders/{order_id}").json()["data"]["domains"]
+            assert item["forwarding_url"] == "https://shared.example.com/", (order_id, item)
+        (row,) = domains(client, domain=name)
+        assert row["forwarding_url"] == "https://shared.example.com/"

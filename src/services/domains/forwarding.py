@@ -25,7 +25,7 @@ from adapters import dns, registrar
 from domain.domains import Domain
 from domain.errors import DomainError, NotFound, invalid
 from domain.forwarding import ForwardingJob
-from domain.orders import Order
+from domain.orders import ACTIVE_STATES, Order
 from infra.ids import parse_id
 from projections.domain_lookups import tenant_rows_by_name
 from services.accounts.keys import Principal
@@ -146,22 +146,28 @@ def _pending_rows(container: Container, job: ForwardingJob) -> dict[str, Row]:
 def _holding_orders(
     container: Container, tenant: str, ids: list[str], rows: dict[str, Row]
 ) -> dict[str, list[str]]:
-    """The `dom_` ids by the order holding them: the order a connected row names, else (a
-    purchase's inventory, a released order's) the last order that listed the domain."""
-    held = {dom_id: row["order_id"] for dom_id, row in rows.items() if row["order_id"]}
-    rest = [dom_id for dom_id in ids if dom_id not in held]
-    if rest:
-        marks = ", ".join("?" for _ in rest)
-        with container.read_db.read() as cur:
-            for row in cur.execute(
-                f"SELECT dom_id, order_id FROM order_domains WHERE tenant = ? "
-                f"AND dom_id IN ({marks}) ORDER BY position",
-                (tenant, *rest),
-            ).fetchall():
-                held[row["dom_id"]] = row["order_id"]
+    """The `dom_` ids by the orders holding them: the order a connected row names and every
+    other active order listing the domain (one name may serve a suite_a and a suite_b order),
+    else (a purchase's inventory, a released order's) the last order that listed it."""
+    connected = {dom_id: row["order_id"] for dom_id, row in rows.items() if row["order_id"]}
+    held = {dom_id: [order_id] for dom_id, order_id in connected.items()}
+    marks = ", ".join("?" for _ in ids)
+    with container.read_db.read() as cur:
+        listed = cur.execute(
+            f"SELECT dom_id, order_id, status FROM order_domains WHERE tenant = ? "
+            f"AND dom_id IN ({marks}) ORDER BY position",
+            (tenant, *ids),
+        ).fetchall()
+    for row in listed:
+        holders = held.setdefault(row["dom_id"], [])
+        if row["status"] in ACTIVE_STATES or row["dom_id"] not in connected:
+            holders.append(row["order_id"])
     by_order: dict[str, list[str]] = {}
-    for dom_id, order_id in held.items():
-        by_order.setdefault(order_id, []).append(dom_id)
+    for dom_id, order_ids in held.items():
+        # Without a connected row only the last order that listed it holds it.
+        chosen = dict.fromkeys(order_ids if dom_id in connected else order_ids[-1:])
+        for order_id in chosen:
+            by_order.setdefault(order_id, []).append(dom_id)
     return by_order
 
 
