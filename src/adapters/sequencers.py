@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from domain.errors import DomainError
+from domain.errors import DomainError, ProviderUnavailable
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -110,10 +110,8 @@ class SimulatedSequencers:
     def _check_key(kind: str, credentials: SequencerCredentials) -> None:
         key = credentials.api_key
         if key == "unavailable":
-            raise DomainError(
-                "provider_unavailable",
-                "The sequencing provider did not answer; retry later.",
-                details={"provider": kind},
+            raise ProviderUnavailable(
+                "The sequencing provider did not answer; retry later.", details={"provider": kind}
             )
         if key == "invalid":
             raise DomainError(

@@ -26,5 +26,15 @@ class NotFound(DomainError):
         super().__init__("not_found", f"No such {what}.", field=field)
 
 
+class ProviderUnavailable(DomainError):
+    """An outside provider did not answer: 503, with `Retry-After` as a 429 has."""
+
+    RETRY_AFTER_SECONDS = 5
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__("provider_unavailable", message, details=details)
+        self.headers = {"Retry-After": str(self.RETRY_AFTER_SECONDS)}
+
+
 def invalid(message: str, field: str | None = None) -> DomainError:
     return DomainError("invalid_request", message, field=field)

@@ -189,8 +189,7 @@ def _validation_error(request: Request[Any, Any, Any], exc: ValidationException)
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     exc = unavailable_if_storage_full(exc, request.app.state.get("container"))
     if isinstance(exc, DomainError):
-        retry = {"Retry-After": PROVIDER_RETRY_AFTER} if exc.code == "provider_unavailable" else None
-        return error_response(request, _with_path_field(request, exc), retry)
+        return error_response(request, _with_path_field(request, exc))
     if isinstance(exc, ValidationException):
         return _validation_error(request, exc)
     if isinstance(exc, HTTPException) and exc.status_code in (404, 405):
@@ -217,8 +216,6 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
 
 
 PARTNER_PATH = "/partner/v1/"
-# A 503 provider_unavailable says when to try again (seconds), as a 429 does.
-PROVIDER_RETRY_AFTER = "5"
 
 
 def _with_path_field(request: Request[Any, Any, Any], error: DomainError) -> DomainError:

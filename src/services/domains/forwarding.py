@@ -149,8 +149,6 @@ def _holding_orders(
     """The `dom_` ids by the orders holding them: the order a connected row names and every
     other active order listing the domain (one name may serve a suite_a and a suite_b order),
     else (a purchase's inventory, a released order's) the last order that listed it."""
-    connected = {dom_id: row["order_id"] for dom_id, row in rows.items() if row["order_id"]}
-    held = {dom_id: [order_id] for dom_id, order_id in connected.items()}
     marks = ", ".join("?" for _ in ids)
     with container.read_db.read() as cur:
         listed = cur.execute(
@@ -158,15 +156,16 @@ def _holding_orders(
             f"AND dom_id IN ({marks}) ORDER BY position",
             (tenant, *ids),
         ).fetchall()
-    for row in listed:
-        holders = held.setdefault(row["dom_id"], [])
-        if row["status"] in ACTIVE_STATES or row["dom_id"] not in connected:
-            holders.append(row["order_id"])
     by_order: dict[str, list[str]] = {}
-    for dom_id, order_ids in held.items():
-        # Without a connected row only the last order that listed it holds it.
-        chosen = dict.fromkeys(order_ids if dom_id in connected else order_ids[-1:])
-        for order_id in chosen:
+    for dom_id in ids:
+        lists = [r for r in listed if r["dom_id"] == dom_id]
+        connected = rows[dom_id]["order_id"] if dom_id in rows else None
+        if connected:
+            active = [r["order_id"] for r in lists if r["status"] in ACTIVE_STATES]
+            holders = list(dict.fromkeys([connected, *active]))
+        else:
+            holders = [r["order_id"] for r in lists[-1:]]
+        for order_id in holders:
             by_order.setdefault(order_id, []).append(dom_id)
     return by_order
 
