@@ -30,6 +30,9 @@ def test_health_serving_and_reflection_lists_services(service_factory: ServiceFa
         overall = await health.Check(health_pb2.HealthCheckRequest())
         admin = await health.Check(health_pb2.HealthCheckRequest(service="partnerapi.v1.AdminService"))
         assert overall.status == admin.status == health_pb2.HealthCheckResponse.SERVING
+        listed = (await health.List(health_pb2.HealthListRequest())).statuses
+        assert listed[""].status == listed["partnerapi.v1.AdminService"].status == admin.status
+        assert "partnerapi.v2.AuditService" in listed
         stream = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
             iter([reflection_pb2.ServerReflectionRequest(list_services="")])
         )

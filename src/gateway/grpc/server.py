@@ -22,6 +22,7 @@ from gateway.grpc.admin import AdminServicer
 from gateway.grpc.audit import AuditServicer
 from gateway.grpc.deprecated_v1 import V1_SERVICE_NAMES, v1_handlers
 from gateway.grpc.fulfillment import FulfillmentServicer
+from gateway.grpc.health_service import HealthService
 from gateway.grpc.interceptor import OperatorInterceptor
 from gateway.grpc.reflection import enable_reflection
 from infra.settings import Settings, host_port
@@ -69,7 +70,7 @@ class GrpcServer:
     def __init__(self, container: Container) -> None:
         self.container = container
         self.server: grpc.aio.Server | None = None
-        self.health = health.aio.HealthServicer()
+        self.health = HealthService()
         self.port = 0
         self._following: asyncio.Task[None] | None = None
 
