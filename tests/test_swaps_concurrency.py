@@ -14,7 +14,7 @@ from typing import Any
 from conftest import RunningService, ServiceFactory
 from test_orders_domain_lock import race
 from test_orders_live import wait_status
-from test_orders_sandbox import counts, error_of, new_workspace
+from test_orders_sandbox import counts, error_of, new_workspace, placed
 from test_swaps import completed_order, of, settled
 from test_wallet_purchase import credit
 
@@ -120,3 +120,59 @@ def test_a_completed_swap_no_longer_holds_its_new_domain(service: RunningService
         service.wait_projections()
         ordered = order_naming(client, order["destination"]["workspace_id"], name)
         assert ordered.status_code == 201, ordered.text
+
+
+def test_swaps_racing_for_the_inventory_they_choose_each_get_a_domain(
+    service: RunningService,
+) -> None:
+    """A new domain the service chose from inventory and another request took meanwhile is
+    chosen again (the next free one, then a new name), never a 409 on `new_domain`, a
+    property the partner did not send."""
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    with service.client(secret) as client:
+        workspace = new_workspace(client)
+        orders = [placed(client, counts(workspace, a=1)) for _ in range(RACERS)]
+        spare = [f"spare{uuid.uuid4().hex[:8]}.com" for _ in range(2)]
+        bought = client.post("/domains/purchase", json={
+            "domains": [{"domain": name} for name in spare], "workspace_id": workspace,
+        }, headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert bought.status_code == 201, bought.text
+        wait_status(client, bought.json()["data"]["id"], "completed")
+    service.wait_projections()
+
+    bodies = [of(order, order["domains"][0]["domain"]) for order in orders]
+    responses = race(service, secret, bodies, path="/swaps")
+    assert [r.status_code for r in responses] == [201] * RACERS, [r.text for r in responses]
+    with service.client(secret) as client:
+        done = [settled(client, response) for response in responses]
+    new_names = [swap["new_domain"] for swap in done]
+    assert all(swap["status"] == "completed" for swap in done), done
+    assert len(set(new_names)) == RACERS and set(spare) <= set(new_names)
+
+
+def test_a_swap_takes_a_name_completed_orders_send_from_as_an_order_would(
+    service: RunningService,
+) -> None:
+    """Spec 2.5: a name a completed suite_a order uses is usable for both suites, so a swap may
+    bring it in as an order naming it may; its new mailboxes keep clear of the addresses the
+    other order holds. A name already on the swapped order is refused."""
+    org = service.new_org()
+    secret = service.new_key(org, "test")
+    with service.client(secret) as client:
+        holder, swapped = completed_order(client), completed_order(client, a=2)
+        shared = holder["domains"][0]["domain"]
+        service.wait_projections()
+        same_order = swap_in(client, swapped, swapped["domains"][1]["domain"])
+        assert error_of(same_order, 400, "invalid_request")["field"] == "new_domain"
+
+        done = settled(client, swap_in(client, swapped, shared))
+        assert done["status"] == "completed", done
+        service.wait_projections()
+        after = client.get(f"/orders/{swapped['id']}").json()["data"]
+        theirs = client.get(f"/orders/{holder['id']}").json()["data"]
+    mine = next(d for d in after["domains"] if d["domain"] == shared)
+    kept = next(d for d in theirs["domains"] if d["domain"] == shared)
+    addresses = {inbox["address"] for inbox in mine["inboxes"]}
+    assert mine["status"] == "active" and len(addresses) == 3
+    assert addresses.isdisjoint(inbox["address"] for inbox in kept["inboxes"])

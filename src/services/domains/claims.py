@@ -9,17 +9,22 @@ that is the same rule the read-model check of `services.orders.plan` applies.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from eventsourcing.domain import Aggregate
 
 from domain.domain_claims import DomainClaim, claim_id
-from domain.orders import BUSY_STATES, Order
+from domain.orders import ACTIVE_STATES, BUSY_STATES, PURCHASE, Order
 from domain.swaps import Swap
 from infra.ids import parse_id, public_id
 
 if TYPE_CHECKING:
     from runtime.container import Container
+
+# Tries of a request whose picks of free inventory other requests keep taking; the last one
+# picks none (new names).
+PLACEMENT_ATTEMPTS = 4
 
 
 class DomainsHeld(Exception):
@@ -47,20 +52,44 @@ def _busy_holder(container: Container, holder_id: str | None) -> Order | Swap | 
     return holder if isinstance(holder, Order) and holder.status in BUSY_STATES else None
 
 
+def _holder_keeps(container: Container, holder_id: str | None, name: str) -> bool:
+    """Whether the order that last took the name (or the order of the swap that did) still
+    has it. Free inventory is picked from the read models, which show the name on that order a
+    moment after it is saved: a pick confirms here that the name is really free."""
+    if not holder_id:
+        return False
+    order_id = holder_id
+    if holder_id.startswith("swp_"):
+        swap = container.store.find(parse_id("swp", holder_id), Swap)
+        if not isinstance(swap, Swap):
+            return False
+        order_id = swap.order_id
+    order = container.store.find(parse_id("ord", order_id), Order)
+    return (
+        isinstance(order, Order)
+        and order.kind != PURCHASE  # a purchase buys names for orders, it holds none
+        and order.status in ACTIVE_STATES
+        and any(item["domain"] == name for item in order.held_items)
+    )
+
+
 def claim_domains(container: Container, order: Order, names: list[str], at: float) -> list[Aggregate]:
     """The claims of these names taken for the order (unsaved), or DomainsHeld."""
     bought = {item["domain"] for item in order.domains if item["source"] == "purchase"}
+    picked = {item["domain"] for item in order.domains if item["source"] == "inventory"}
     return claim_names(
-        container, public_id("ord", order.id), order.org_id, order.environment, names, bought, at
+        container, public_id("ord", order.id), order.org_id, order.environment, names, bought, at,
+        picked,
     )
 
 
 def claim_names(
     container: Container, holder_id: str, org_id: str, environment: str, names: list[str],
-    bought: set[str], at: float,
+    bought: set[str], at: float, picked: Collection[str] = (),
 ) -> list[Aggregate]:
     """The claims of these names taken for an order or a swap (`holder_id`, unsaved), and the
-    cross-organization claim of those being bought; or DomainsHeld."""
+    cross-organization claim of those being bought; or DomainsHeld. A name in `picked` (free
+    inventory the service chose) is held too while the last holder's order keeps it."""
     wanted = [(org_id, n) for n in names] + [(REGISTRY, n) for n in names if n in bought]
     claims: list[Aggregate] = []
     held: dict[str, str] = {}  # name -> organization of the order or swap holding it
@@ -71,6 +100,10 @@ def claim_names(
         if holder is not None:
             held.setdefault(name, holder.org_id)
             continue
+        taken_since = owner == org_id and name in picked and claim.order_id != holder_id
+        if taken_since and _holder_keeps(container, claim.order_id, name):
+            held.setdefault(name, org_id)
+            continue
         claim.take(holder_id, at)
         claims.append(claim)
     if held:
@@ -78,7 +111,11 @@ def claim_names(
     return claims
 
 
-def is_held(container: Container, org_id: str, environment: str, name: str) -> bool:
-    """Whether an order or swap still being set up holds this tenant's claim of the name."""
+def is_taken(container: Container, org_id: str, environment: str, name: str) -> bool:
+    """Whether this tenant's free-looking inventory name is not free after all: held by an
+    order or swap still being set up, or kept by the order that last took it."""
     claim = container.store.find(claim_id(org_id, environment, name), DomainClaim)
-    return isinstance(claim, DomainClaim) and _busy_holder(container, claim.order_id) is not None
+    if not isinstance(claim, DomainClaim):
+        return False
+    holder = claim.order_id
+    return _busy_holder(container, holder) is not None or _holder_keeps(container, holder, name)

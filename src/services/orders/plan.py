@@ -223,7 +223,9 @@ def refuse_unfinished_purchase(latest: Row, name: str, field: str) -> None:
         )
 
 
-def _check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
+def check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
+    """The latest row of a named domain the tenant's orders had, if another order may use it
+    for `suite` now; else the refusal."""
     if not rows:
         raise DomainError(
             "domain_not_imported",
@@ -247,6 +249,17 @@ def _check_named(rows: list[Row], name: str, suite: str, field: str) -> Row:
             details={"usable_for": usable},
         )
     return latest
+
+
+def share_with_completed(cur: Cursor, item: DomainItem, order_rows: list[Row]) -> None:
+    """A name completed orders already send from: who else uses it decides its `usable_for`
+    (spec 2.5) in the `domain.connected` the new holder fires, which is built from the item
+    alone, and the mailboxes it gets must not take their addresses."""
+    item["shared_with"] = sorted(_completed_users(order_rows))
+    in_use = [r["order_id"] for r in _completed(order_rows)]
+    taken = inbox_addresses(cur, in_use, str(item["domain"]))
+    if taken:
+        item["taken_addresses"] = taken
 
 
 def _never_owned(order_rows: list[Row], import_rows: list[Row]) -> bool:
@@ -273,7 +286,7 @@ def _imported_domain(rows: list[Row], name: str, field: str) -> Row:
     setup is done, or while only its nameservers are not pointed yet (the order then waits for
     them in its `dns` step); it keeps its dom_ id on the order."""
     if not rows:
-        _check_named([], name, "suite_a", field)  # raises domain_not_imported
+        check_named([], name, "suite_a", field)  # raises domain_not_imported
     latest: Row = rows[-1]
     waiting = latest["status"] == "action_required" and latest["reason"] == NAMESERVERS_NOT_POINTED
     if latest["status"] != "available" and not waiting:
@@ -344,20 +357,14 @@ def _domains(
             import_rows = tenant_rows_by_name(cur, tenant, [name])
             order_rows = domain_rows(cur, tenant, name)
             if order_rows:
-                dom_id = _check_named(order_rows, name, suite, field)["dom_id"]
+                dom_id = check_named(order_rows, name, suite, field)["dom_id"]
                 if _never_owned(order_rows, import_rows):
                     # Failed orders bought it and refunded it: naming it buys it again.
                     price = registration_price(name)
                     items.append(new_domain_item(name, suite, "purchase", price, dom_id))
                     continue
                 item = new_domain_item(name, suite, "named", 0, dom_id)
-                # Who else sends from it decides its `usable_for` (spec 2.5) in the
-                # `domain.connected` this order fires, which is built from the order alone.
-                item["shared_with"] = sorted(_completed_users(order_rows))
-                in_use = [r["order_id"] for r in _completed(order_rows)]
-                taken = inbox_addresses(cur, in_use, name)
-                if taken:
-                    item["taken_addresses"] = taken  # its mailboxes get other addresses
+                share_with_completed(cur, item, order_rows)
                 items.append(item)
                 continue
             imported = _imported_domain(import_rows, name, field)

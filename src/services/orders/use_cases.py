@@ -36,7 +36,7 @@ from infra.ids import parse_id, public_id
 from schema.vocabulary import Environment
 from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
-from services.domains.claims import DomainsHeld, claim_domains
+from services.domains.claims import PLACEMENT_ATTEMPTS, DomainsHeld, claim_domains
 from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.current_terms import with_current_terms
@@ -54,8 +54,6 @@ from views.orders import (
 
 if TYPE_CHECKING:
     from runtime.container import Container
-
-PLACEMENT_ATTEMPTS = 4  # the last one picks no inventory
 
 
 

@@ -4,8 +4,11 @@
 environment (another tenant's order is 404; a domain not on the order is `invalid_request` on
 `domain`). The new domain is the one named in `new_domain`, or chosen by the service when
 omitted: free inventory for the order's workspace or customer first, then a new name it
-registers. A named new domain the tenant owns must be free (not on an order in progress:
-`domain_already_in_active_order`; registered: else `domains_not_submittable`); one it does not
+registers (inventory another request took meanwhile is chosen again, never refused). A named
+new domain the tenant owns is taken on the terms an order naming it gets: not on an order in
+progress (`domain_already_in_active_order`), usable for the old domain's suite beside the
+completed orders that use it (`domain_not_usable_for_provider`, spec 2.5), registered (else
+`domains_not_submittable`), and not already on this order (`invalid_request`); one it does not
 own is bought at its TLD's price when the registry sells it (premium:
 `premium_domain_not_supported`; taken: `domains_not_submittable` with `reason: "registered"`).
 An imported domain whose nameservers are not pointed yet is accepted: the swap then waits in
@@ -17,12 +20,13 @@ from __future__ import annotations
 import copy
 import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import ACTIVE_STATES, COMPLETED, PURCHASE, DomainItem, Order
+from domain.orders import COMPLETED, PURCHASE, DomainItem, Order
 from domain.swaps import OPEN_STATES, Swap
 from infra.database import Cursor
 from infra.ids import parse_id, public_id
@@ -31,10 +35,15 @@ from projections.orders import domain_rows, owned_free_domains
 from schema.vocabulary import Suite
 from services.accounts.keys import Principal
 from services.catalog.pricing import registration_price
-from services.domains.claims import is_held
+from services.domains.claims import is_taken
 from services.orders.commands import MAX_PERSONAS
 from services.orders.personas import checked_personas
-from services.orders.plan import new_domain_item, normalize_domain, refuse_unfinished_purchase
+from services.orders.plan import (
+    check_named,
+    new_domain_item,
+    normalize_domain,
+    share_with_completed,
+)
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
 
 if TYPE_CHECKING:
@@ -47,6 +56,7 @@ class SwapPlan:
     old_item: DomainItem
     new_item: DomainItem
     personas: list[dict[str, str]]
+    chosen_by_service: bool = False  # inventory the service picked: picked again if taken
 
 
 def load_tenant_order(container: Container, principal: Principal, order_id: str, field: str) -> Order:
@@ -99,15 +109,12 @@ def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: Suite) -> Doma
     field = "new_domain"
     rows = domain_rows(cur, tenant, name)
     if rows:
-        if any(r["kind"] == "order" and r["status"] in ACTIVE_STATES for r in rows):
-            raise DomainError(
-                "domain_already_in_active_order",
-                f"{name} is already on an active order.",
-                field=field,
-            )
-        latest = rows[-1]
-        refuse_unfinished_purchase(latest, name, field)
-        return new_domain_item(name, suite, "inventory", 0, latest["dom_id"])
+        # On the terms an order naming it gets: refused while an order sets it up or tears it
+        # down, or when the suites completed orders use it for exclude this one (spec 2.5).
+        latest = check_named(rows, name, suite, field)
+        item = new_domain_item(name, suite, "inventory", 0, latest["dom_id"])
+        share_with_completed(cur, item, rows)
+        return item
     owned = tenant_rows_by_name(cur, tenant, [name])
     if owned:
         latest = owned[-1]
@@ -128,15 +135,19 @@ def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: Suite) -> Doma
 
 
 def _chosen_new_domain(
-    container: Container, cur: Cursor, order: Order, old: DomainItem, suite: Suite
+    container: Container, cur: Cursor, order: Order, old: DomainItem, suite: Suite,
+    exclude: Collection[str], pick_inventory: bool,
 ) -> DomainItem:
     workspace_id = order.destination["workspace_id"] if order.destination else None
     on_order = {item["domain"] for item in [*order.domains, *order.warm_domains]}
-    for row in owned_free_domains(cur, order.tenant, workspace_id, order.customer_id):
-        name = row["domain"]
-        # The read models show a name on an order only once a swap bringing it completes.
-        if name not in on_order and not is_held(container, order.org_id, order.environment, name):
-            return new_domain_item(name, suite, "inventory", 0, row["dom_id"])
+    if pick_inventory:
+        for row in owned_free_domains(cur, order.tenant, workspace_id, order.customer_id):
+            name = row["domain"]
+            # The read models show a name on an order only once a swap bringing it completes.
+            if name in on_order or name in exclude:
+                continue
+            if not is_taken(container, order.org_id, order.environment, name):
+                return new_domain_item(name, suite, "inventory", 0, row["dom_id"])
     base = re.sub(r"[^a-z0-9]", "", old["domain"].split(".", 1)[0]).replace("taken", "")[:16]
     # Led by `get`, as generated order names are: a label the old one began (`premium...`,
     # `mailfail...`) would make the registry or a suite refuse the name, or price it as premium.
@@ -144,7 +155,12 @@ def _chosen_new_domain(
     return new_domain_item(name, suite, "generated", registration_price(name))
 
 
-def plan_swap(container: Container, principal: Principal, command: CreateSwap) -> SwapPlan:
+def plan_swap(
+    container: Container, principal: Principal, command: CreateSwap,
+    exclude: Collection[str] = (), pick_inventory: bool = True,
+) -> SwapPlan:
+    """The checked swap; `exclude` names inventory not to choose (other requests took it
+    meanwhile); without `pick_inventory` a new domain not named is a new name."""
     order = load_tenant_order(container, principal, command.order_id, "order_id")
     if order.kind == PURCHASE:
         # A swap moves a domain's mailboxes to another domain; a purchase has none, and its
@@ -171,10 +187,12 @@ def plan_swap(container: Container, principal: Principal, command: CreateSwap) -
             )
         sent = command.new_domain
         if sent is None:
-            new = _chosen_new_domain(container, cur, order, old, suite)
+            new = _chosen_new_domain(
+                container, cur, order, old, suite, exclude, pick_inventory
+            )
         else:
             name = normalize_domain(sent, "new_domain")
-            if name == old_name or name in {i["domain"] for i in order.warm_domains}:
+            if name in {i["domain"] for i in [*order.domains, *order.warm_domains]}:
                 raise invalid(f"{name} is already on this order.", "new_domain")
             new = _named_new_domain(cur, order.tenant, name, suite)
         # The order's forwarding goes on with the new domain; without one, a domain that
@@ -188,7 +206,8 @@ def plan_swap(container: Container, principal: Principal, command: CreateSwap) -
             new["auto_renew"] = auto_renew
         if origin is not None:  # `source` in webhooks as `GET /domains` says it
             new["origin"] = origin
-    return SwapPlan(order=order, old_item=old, new_item=new, personas=personas_of(old))
+    chosen = sent is None and new["source"] == "inventory"
+    return SwapPlan(order, old, new, personas_of(old), chosen_by_service=chosen)
 
 
 def _owned_facts(cur: Cursor, dom_id: str) -> tuple[str | None, bool | None, str | None]:

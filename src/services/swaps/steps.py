@@ -63,7 +63,10 @@ def _mailboxes(swap: Swap, item: DomainItem, pointed: bool) -> Outcome:
         return Outcome(item, failure=f"The mailbox suite refused {item['domain']}.")
     # A rename keeps the domain's inbox count; a new domain gets one inbox per old inbox.
     count = len(item.get("inboxes") or []) or len(swap.personas)
-    inboxes = mailboxes.inboxes_for(item["domain"], cast(str, item["suite"]), count, swap.personas)
+    inboxes = mailboxes.inboxes_for(
+        item["domain"], cast(str, item["suite"]), count, swap.personas,
+        item.get("taken_addresses", ()),  # a name other orders send from too
+    )
     item["inboxes"] = cast(list[InboxItem], inboxes)
     return Outcome(item)
 

@@ -40,7 +40,7 @@ from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
-from services.domains.claims import DomainsHeld, claim_names
+from services.domains.claims import PLACEMENT_ATTEMPTS, DomainsHeld, claim_names
 from services.pool import leaving as swap_pool
 from services.swaps import steps as swap_steps
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
@@ -55,8 +55,26 @@ WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
 
 
 def create_swap(container: Container, principal: Principal, command: CreateSwap) -> SwapOut:
+    taken_meanwhile: set[str] = set()
+    for attempt in range(PLACEMENT_ATTEMPTS):
+        # Inventory the partner did not name is the service's choice: a swap that lost it to
+        # other requests every time registers a new name rather than refuse the partner.
+        pick_inventory = attempt < PLACEMENT_ATTEMPTS - 1
+        try:
+            return _create_swap_once(container, principal, command, taken_meanwhile,
+                                     pick_inventory)
+        except DomainsHeld as held:
+            taken_meanwhile.update(held.names)
+    raise AssertionError("the last attempt picks no inventory, so nothing it takes is held")
+
+
+def _create_swap_once(
+    container: Container, principal: Principal, command: CreateSwap,
+    exclude: set[str], pick_inventory: bool,
+) -> SwapOut:
     return container.unit_of_work.retrying(lambda: _earlier_or(container, lambda: _accept(
-        container, principal, plan_swap(container, principal, command), command.type
+        container, principal, plan_swap(container, principal, command, exclude, pick_inventory),
+        command.type,
     )))
 
 
@@ -100,7 +118,8 @@ def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: st
     if not renaming:
         swap_pool.refuse_if_linked(container, principal.org_id, principal.environment, swap.domain)
     _claim_domain(container, plan.order, swap, at)
-    aggregates: list[Aggregate] = [swap, *_claim_new_domain(container, swap, item, at)]
+    claimed = _claim_new_domain(container, swap, item, at, plan.chosen_by_service)
+    aggregates: list[Aggregate] = [swap, *claimed]
     if live and price:
         wallet = load_wallet(container, principal.org_id, "live")
         swap_id = public_id("swp", swap.id)
@@ -125,7 +144,7 @@ def _claim_domain(container: Container, order: Order, swap: Swap, at: float) -> 
 
 
 def _claim_new_domain(
-    container: Container, swap: Swap, item: DomainItem, at: float
+    container: Container, swap: Swap, item: DomainItem, at: float, chosen: bool
 ) -> list[Aggregate]:
     """The placement lock of the name the swap brings in (an owned or a bought one), held by
     the swap until it ends: without it, two swaps, or a swap and an order, could take one name
@@ -136,8 +155,10 @@ def _claim_new_domain(
     bought = {name} if item["source"] == "purchase" else set()
     try:
         return claim_names(container, public_id("swp", swap.id), swap.org_id, swap.environment,
-                           [name], bought, at)
+                           [name], bought, at, picked={name} if chosen else ())
     except DomainsHeld as held:
+        if chosen:
+            raise  # the service's own pick: `create_swap` picks again
         if held.registered:
             raise DomainError(
                 "domains_not_submittable",
