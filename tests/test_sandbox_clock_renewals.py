@@ -15,6 +15,7 @@ from sandbox_clock_support import advance, completed_order
 from test_domains_imports import wait_job
 from test_orders_live import wait_status
 from test_orders_sandbox import counts, error_of, new_workspace, placed, wait_order
+from test_swaps import settled
 from test_wallet_purchase import credit
 
 from infra.clock import ManualClock
@@ -264,3 +265,34 @@ def test_an_order_shows_the_auto_renew_its_domain_has_now(service: RunningServic
         for view in (one, listed):
             renews = {d["id"]: d["auto_renew"] for d in view["domains"]}
             assert renews == {changed["id"]: False, kept["id"]: True}, renews
+
+
+def test_a_name_a_swap_took_off_its_order_is_gone_for_good_once_it_lapsed(
+    service_factory: ServiceFactory,
+) -> None:
+    """A lapsed name is no longer the organization's: the rows of orders a swap took it off
+    must not offer it as free inventory (free of charge, under its dead `dom_` id) nor let a
+    partner name it as owned."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        workspace = new_workspace(sandbox)
+        order = completed_order(sandbox, workspace)
+        old = order["domains"][0]
+        swapped = sandbox.post("/swaps", json={
+            "order_id": order["id"], "domain": old["domain"], "type": "standard",
+            "new_domain": f"swapped-in{uuid.uuid4().hex[:6]}.com",
+        })
+        assert settled(sandbox, swapped)["status"] == "completed"
+        service.wait_projections()
+        back = sandbox.get(f"/domains/{old['id']}").json()["data"]
+        assert (back["status"], back["category"]) == ("available", "inventory"), back
+        assert _patch(sandbox, old["id"], False)["auto_renew"] is False
+        assert advance(sandbox, seconds=YEAR)["came_due"]["lapses"] == 1
+        service.wait_projections()
+
+        later = placed(sandbox, counts(workspace, a=1))
+        assert old["domain"] not in {d["domain"] for d in later["domains"]}, later
+        error_of(sandbox.get(f"/domains/{old['id']}"), 404, "not_found")
+        named = counts(workspace, a=1, domains=[{"domain": old["domain"], "suite": "suite_a"}])
+        refused = sandbox.post("/quotes", json=named)
+        assert error_of(refused, 409, "domain_not_imported")["field"] == "domains[0].domain"

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from domain.domain_terms import DomainTerm
 from domain.orders import ACTIVE_STATES, FAILED, DomainItem, Order
 from domain.pending_actions import PendingAction
 from infra.ids import public_id
@@ -116,6 +117,16 @@ class OrderList(ReadModel):
                 "DELETE FROM order_domains WHERE order_id = ? AND domain = ?",
                 (order_id, item["domain"]),
             )
+
+    @on(DomainTerm.Lapsed)
+    def name_lapsed(self, cur: Any, event: Any, position: int) -> None:
+        """A lapsed name is no longer the organization's: every use of it goes, the rows of
+        orders a swap took it off too (the orders still holding it drop it themselves), so
+        neither a pick of free inventory nor a partner naming it finds it owned."""
+        term: DomainTerm = self._at_version(event)
+        cur.execute(
+            "DELETE FROM order_domains WHERE tenant = ? AND domain = ?", (term.tenant, term.name)
+        )
 
     @staticmethod
     def _released_by_failure(cur: Any, order: Order, order_id: str) -> None:
