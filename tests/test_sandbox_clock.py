@@ -218,6 +218,22 @@ def test_an_advance_to_a_moment_reaches_it(service_factory: ServiceFactory) -> N
         assert error_of(again, 400, "invalid_request")["field"] == "to"
 
 
+def test_an_advance_to_just_before_a_due_moment_leaves_it_due(service: RunningService) -> None:
+    """On the running clock too: the time an advance takes to run what came due does not
+    carry it past its `to`, so an order is still `cancel_scheduled` a millisecond before
+    its `cancel_at`."""
+    with service.partner() as sandbox:
+        order = completed_order(sandbox)
+        cancel = sandbox.post(f"/orders/{order['id']}/cancel").json()["data"]
+        cancel_at = datetime.fromisoformat(cancel["cancel_at"]).timestamp()
+        moved = advance(sandbox, to=iso(cancel_at - 0.001))
+        assert moved["now"] == iso(cancel_at - 0.001)
+        assert moved["came_due"]["grace_windows"] == 0, moved
+        view = sandbox.get(f"/orders/{order['id']}").json()["data"]
+        assert view["status"] == "cancel_scheduled", view
+        assert advance(sandbox, seconds=1)["came_due"]["grace_windows"] == 1
+
+
 def test_pool_jobs_finish_on_the_sandbox_clock(service_factory: ServiceFactory) -> None:
     """A pool attach and release of a moved sandbox finish at its time, not before they began."""
     service = _service(service_factory)

@@ -130,15 +130,20 @@ def advance_clock(
         return float(clock.offset), real + clock.offset
 
     offset, moved_to = container.unit_of_work.retrying(record)
-    came_due = msgspec.convert(settle(container, org_id, offset), CameDueOut)
+    came_due = msgspec.convert(settle(container, org_id, offset, until=moved_to), CameDueOut)
     return AdvancedOut(now=iso(moved_to), advanced_seconds=int(offset), came_due=came_due)
 
 
-def settle(container: Container, org_id: str, offset: float, wait: bool = True) -> dict[str, int]:
-    """Run everything of this sandbox due by real time + `offset`, then record it settled."""
+def settle(
+    container: Container, org_id: str, offset: float, wait: bool = True,
+    until: float | None = None,
+) -> dict[str, int]:
+    """Run everything of this sandbox due by real time + `offset` (an advance: by the time it
+    moved the clock to, which its answer names; what the clock's own running brings due after
+    that is the worker's, as any time passing), then record it settled."""
     if wait:  # what the advance's own request stored (a cancel just before) is in the lists
         container.unit_of_work.wait_for_stored()
-    now = container.clock.real_now() + offset
+    now = container.clock.real_now() + offset if until is None else until
     counts = dict.fromkeys(KINDS, 0)
     for item in due_items(container, org_id, now):
         with container.clock.scoped(org_id, SANDBOX, pinned=item.due_at):
