@@ -149,9 +149,8 @@ def test_only_kind_i_orders_take_a_login_pair(service: RunningService) -> None:
         )
         half = counts(kind_i, a=1)
         half["destination"]["email"] = "ops@acme.example"
-        assert error_of(place(client, half), 400, "invalid_request")["field"] == (
-            "destination.password"
-        )
+        assert error_of(place(client, half), 400, "provider_login_credentials_required")[
+            "field"] == "destination.password"
         kind_w = new_workspace(client, "w", workspace_id="rw1", email="a@b.co", password="x")
         body = counts(kind_w, a=1)
         body["destination"].update(email="ops@acme.example", password="pw-1")

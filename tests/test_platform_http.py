@@ -126,6 +126,10 @@ def test_a_query_parameter_an_operation_does_not_take_is_refused(service: Runnin
             )
             error = _assert_error(response, 400, "invalid_request")
             assert error["field"] == list(params)[-1], (path, error)
+        leading_zero = _assert_error(client.get("/orders", params={"per_page": "05"}), 400,
+                                     "invalid_request")
+        assert leading_zero["field"] == "per_page"
+        assert leading_zero["message"].startswith("per_page must be a whole number")
         listed = client.get("/orders", params={"status": "completed", "per_page": 5})
         assert listed.status_code == 200, listed.text
         assert client.get(f"/workspaces/{workspace}").status_code == 200
@@ -334,3 +338,23 @@ def test_a_404_names_the_path_parameter_that_found_nothing(service: RunningServi
             assert (error["code"], error.get("field")) == ("not_found", field), (path, error)
         unknown_route = client.get("/nowhere").json()["error"]
         assert unknown_route["code"] == "not_found" and "field" not in unknown_route
+
+
+def test_an_id_is_exact_text_on_paths_bodies_and_filters_alike(service: RunningService) -> None:
+    """Ids are opaque strings, as issued: one in another case finds nothing on a path or in a
+    body, as it finds nothing in a list filter (which compares text)."""
+    with service.partner() as client:
+        workspace = client.post(
+            "/workspaces", json={"provider": "u", "credentials": {"api_key": "key_good"}},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        ).json()["data"]["workspace_id"]
+        shouted = "wrk_" + workspace.removeprefix("wrk_").upper()
+        assert client.get(f"/workspaces/{workspace}").status_code == 200
+        error = _assert_error(client.get(f"/workspaces/{shouted}"), 404, "not_found")
+        assert error["field"] == "workspace_id"
+        quote = client.post("/quotes", json={
+            "destination": {"workspace_id": shouted},
+            "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+        })
+        assert _assert_error(quote, 404, "not_found")["field"] == "destination.workspace_id"
+        assert client.get("/orders", params={"workspace_id": shouted}).json()["data"] == []

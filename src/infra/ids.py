@@ -16,7 +16,9 @@ def public_id(prefix: str, aggregate_id: uuid.UUID) -> str:
 def parse_id(prefix: str, value: str) -> uuid.UUID | None:
     """The UUID behind a public id, or None when it is not one of this prefix."""
     head, sep, tail = value.partition("_")
-    if not sep or head != prefix or len(tail) != 32:
+    # Exact, as issued (lower-case hex): the list filters compare ids as text, so an id in
+    # another case must not name a resource here while finding nothing there.
+    if not sep or head != prefix or len(tail) != 32 or tail != tail.lower():
         return None
     try:
         return uuid.UUID(hex=tail)

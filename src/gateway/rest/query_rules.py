@@ -21,7 +21,8 @@ from domain.errors import invalid
 
 # Handler parameters Litestar fills from elsewhere than the query string.
 _NOT_QUERY = frozenset({"request", "data", "state", "headers", "cookies", "scope", "socket", "body"})
-_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+# As the decoder reads an integer: no leading zeros, which it refuses with a message of its own.
+_WHOLE_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
 
 
 def query_names(handler: Any) -> frozenset[str]:
@@ -51,4 +52,4 @@ def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
             raise invalid(f"Unknown query parameter {name!r}: this operation does not take it.", name)
         annotation = handler.parsed_fn_signature.parameters[name].annotation
         if _is_integer(annotation) and not _WHOLE_NUMBER.fullmatch(value):
-            raise invalid(f"{name} must be a whole number.", name)
+            raise invalid(f"{name} must be a whole number, without leading zeros.", name)

@@ -188,7 +188,11 @@ def _destination(
         )
     if (email is None) != (password is None):
         missing = "destination.password" if password is None else "destination.email"
-        raise invalid("destination.email and destination.password go together.", missing)
+        raise DomainError(  # the workspace's pair answers the same code (`credentials.*`)
+            "provider_login_credentials_required",
+            "destination.email and destination.password go together.",
+            field=missing,
+        )
     if email is not None and not EMAIL.match(email):
         raise invalid("destination.email is not an email address.", "destination.email")
     if check_login and email is not None and password is not None:
