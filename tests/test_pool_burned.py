@@ -134,6 +134,11 @@ def test_releasing_a_burned_domain_that_needed_a_replacement(service: RunningSer
         (row,) = client.get("/domains", params={"domain": burned}).json()["data"]
         assert (row["status"], row.get("reason")) == ("active", None)
         assert connected_after_need(client, row["id"]) == release_id
+        # It left the pool, and the pool's events say so as for every other way out.
+        removed = client.get("/events", params={"type": "pool.domain_removed"}).json()["data"]
+        assert [(e["data"]["domain"], e["data"]["status"]) for e in removed] == [
+            (burned, "removed")
+        ]
 
 
 def test_pool_read_models_replay_identically(service: RunningService) -> None:

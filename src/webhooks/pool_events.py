@@ -34,7 +34,7 @@ import msgspec
 from eventsourcing.domain import DomainEvent
 
 from domain.burned_domain_jobs import BurnedDomainJob
-from domain.pool_domains import PoolDomain
+from domain.pool_domains import REMOVED, PoolDomain
 from domain.pool_releases import PoolRelease
 from domain.pool_replacements import PoolReplacement
 from domain.pool_reservations import PoolReservation
@@ -74,18 +74,23 @@ def _at(event: Any, store: EventStore) -> Any:
 @maps(*_DOMAIN_TYPES)
 def pool_domain_moved(event: Any, store: EventStore) -> list[PublicEvent]:
     domain: PoolDomain = _at(event, store)
-    data: dict[str, Any] = msgspec.to_builtins(pool_domain_view(domain, event.at))
-    data["status"] = data["condition"]
     kind = type(event)
+    extra: dict[str, Any] = {}
     if kind is PoolDomain.Burned:
-        data.update(job_id=event.job_id, reason=event.reason)
+        extra = {"job_id": event.job_id, "reason": event.reason}
     if kind is PoolDomain.Retired:
-        data["replacement_id"] = event.replacement_id
-    return [
-        event_about(
-            domain, _DOMAIN_TYPES[kind], domain.dom_id or public_id("dom", domain.id), data, event.at
-        )
-    ]
+        extra = {"replacement_id": event.replacement_id}
+    return [_pool_domain_event(domain, _DOMAIN_TYPES[kind], event.at, extra)]
+
+
+def _pool_domain_event(
+    domain: PoolDomain, type_: str, at: float, extra: dict[str, Any] | None = None
+) -> PublicEvent:
+    """A `pool.domain_*` event: the pool domain as `GET /pool/domains` shows it."""
+    data: dict[str, Any] = msgspec.to_builtins(pool_domain_view(domain, at))
+    data["status"] = data["condition"]
+    data.update(extra or {})
+    return event_about(domain, type_, domain.dom_id or public_id("dom", domain.id), data, at)
 
 
 @maps(*_JOB_TYPES)
@@ -140,12 +145,30 @@ def _burned_domain_event(
 @maps(PoolDomain.Released)
 def burned_domain_released(event: Any, store: EventStore) -> list[PublicEvent]:
     """Releasing a burned domain whose replacement failed ends its `replacement_needed`
-    (spec 3: `domain.connected` accompanies the move back to `active`)."""
+    (spec 3: `domain.connected` accompanies the move back to `active`); a burned domain
+    released leaves the pool (`pool.domain_removed`)."""
     domain: PoolDomain = store.repository.get(
         event.originator_id, version=event.originator_version - 1
     )
+    events = _left_the_pool(event, store)
     if not domain.released_awaiting_replacement or not domain.dom_id:
-        return []
+        return events
     named = {"id": domain.dom_id, "domain": domain.name}
     link = {"release_id": domain.release_id}
-    return [_burned_domain_event(domain, named, None, link, event.at)]
+    return [_burned_domain_event(domain, named, None, link, event.at), *events]
+
+
+@maps(PoolDomain.Unreserved)
+def burned_domain_unreserved(event: Any, store: EventStore) -> list[PublicEvent]:
+    """A burned domain a failed attach gives back leaves the pool instead."""
+    return _left_the_pool(event, store)
+
+
+def _left_the_pool(event: Any, store: EventStore) -> list[PublicEvent]:
+    """`pool.domain_removed` when the move took a (burned) domain out of the pool, as the
+    other ways out say it: a receiver that mirrors the pool from `pool.*` events would
+    otherwise keep it idle or available."""
+    domain: PoolDomain = _at(event, store)
+    if domain.condition != REMOVED:
+        return []
+    return [_pool_domain_event(domain, "pool.domain_removed", event.at)]
