@@ -5,14 +5,17 @@ addresses."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
-from conftest import RunningService
+from conftest import RunningService, ServiceFactory
 from sandbox_clock_support import advance
 from test_domains_imports import events_of
-from test_orders_sandbox import counts, placed
-from test_swaps import DAY, completed_order, of, settled, swap
+from test_orders_live import wait_status
+from test_orders_sandbox import counts, new_workspace, place, placed
+from test_swaps import DAY, completed_order, of, settled, swap, wait_swap
+from test_wallet_purchase import buy, credit
 
 from audit.replay import replay
 
@@ -109,3 +112,37 @@ def test_an_imported_domain_swapped_in_keeps_auto_renew_off(service: RunningServ
         assert inventory(client, "keptmine.com")["auto_renew"] is False
         on_order = client.get(f"/orders/{order['id']}").json()["data"]["domains"]
         assert [d["auto_renew"] for d in on_order if d["domain"] == "keptmine.com"] == [False]
+
+
+def test_an_owned_domain_a_live_swap_brings_in_is_in_progress_meanwhile(
+    service_factory: ServiceFactory,
+) -> None:
+    """Spec 2.4: `available` is free inventory, `in_progress` a domain being set up. While a
+    live swap sets up an owned domain it is not free; a failed swap gives it back."""
+    service = service_factory(fulfillment_step_seconds=0.4)
+    org = service.new_org()
+    credit(service, org, 50_000)
+    with service.client(service.new_key(org, "live")) as live:
+        response = place(live, counts(new_workspace(live), a=2))
+        order = wait_status(live, response.json()["data"]["id"], "completed", timeout=30)
+        first, second = (d["domain"] for d in order["domains"])
+        spare = f"spare{uuid.uuid4().hex[:8]}.com"
+        bought = buy(live, spare, "mailfail-spare.com")
+        wait_status(live, bought.json()["data"]["id"], "completed", timeout=30)
+        service.wait_projections()
+
+        def row(name: str) -> tuple[str, str]:
+            service.wait_projections()
+            (found,) = live.get("/domains", params={"domain": name}).json()["data"]
+            return found["status"], found["category"]
+
+        assert row(spare) == ("available", "inventory")
+        taking = swap(live, of(order, first, new_domain=spare)).json()["data"]
+        assert row(spare) == ("in_progress", "inventory")
+        wait_swap(live, taking["id"], lambda s: s["status"] == "completed")
+        assert row(spare) == ("active", "connected")
+
+        doomed = swap(live, of(order, second, new_domain="mailfail-spare.com")).json()["data"]
+        assert row("mailfail-spare.com") == ("in_progress", "inventory")
+        wait_swap(live, doomed["id"], lambda s: s["status"] == "failed")
+        assert row("mailfail-spare.com") == ("available", "inventory")

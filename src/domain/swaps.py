@@ -54,6 +54,7 @@ SOURCE_STATES: dict[str, tuple[str, ...]] = {
 
 class Swap(Aggregate):
     # Its events, made by `@event` below: named here so that code using them is checked.
+    Created: ClassVar[type[Aggregate.Created]]
     Started: ClassVar[type[Aggregate.Event]]
     StepCompleted: ClassVar[type[Aggregate.Event]]
     Completed: ClassVar[type[Aggregate.Event]]

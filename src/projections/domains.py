@@ -25,6 +25,7 @@ from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
+from projections.swap_holds import SwapHolds
 
 REPLACEMENT_NEEDED = "replacement_needed"
 TERM_EVENTS = (
@@ -96,7 +97,7 @@ def _usage(order: Order) -> list[tuple[str, str]]:
     return [(item["domain"], suite) for item in order.held_items if (suite := item.get("suite"))]
 
 
-class DomainInventory(ReadModel):
+class DomainInventory(SwapHolds, ReadModel):
     name = "domains"
     tables = ("domains", "domain_usage", holders.TABLE, "domain_terms")
     ddl = (

@@ -103,9 +103,9 @@ def place_order(container: Container, principal: Principal, command: PlaceOrder)
 
 
 def _in_active_order(name: str, field: str) -> DomainError:
-    return DomainError(
+    return DomainError(  # the placement lock's holder: an order or a swap bringing the name in
         "domain_already_in_active_order",
-        f"{name} is on an order that is still in progress.",
+        f"{name} is held by an order or a swap that is still in progress.",
         field=field,
     )
 
