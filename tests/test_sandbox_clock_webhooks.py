@@ -15,8 +15,10 @@ from sandbox_clock_support import advance
 from webhook_receiver import Receiver, wait_until
 
 from infra.clock import ManualClock
+from webhooks.deliveries import claim_due_of_tenant
 
 ROLES = ["gateway", "projections", "publisher", "dispatcher", "worker", "swaps"]
+DAY = 86_400
 SCHEDULE = (60.0, 600.0, 6000.0, 60000.0)
 
 
@@ -142,3 +144,25 @@ def test_an_advance_signs_each_attempt_when_it_sends_it(webhooks: RunningService
                 assert len(receiver.of_event(event["id"])) == 2
     finally:
         receiver.stop()
+
+
+def test_the_next_advance_takes_over_what_a_dead_one_had_claimed(
+    webhooks: RunningService, failing: Receiver
+) -> None:
+    """An advance that died mid-way (its process killed) leaves its claimed deliveries leased
+    for one post's time at most, not one more per delivery ahead of them: the next advance
+    after that makes their attempts."""
+    with webhooks.partner() as partner:
+        assert webhooks.put_webhook(partner, failing.url).status_code == 200
+        events = [_test_event_after_first_attempt(partner) for _ in range(3)]
+        org_id = partner.get("/me").json()["data"]["partner"]["id"]
+        clock = webhooks.container.clock
+        lease = webhooks.container.settings.webhook_timeout_seconds + 5.0
+        dead = claim_due_of_tenant(
+            webhooks.container.read_db, f"{org_id}:test", clock.real_now() + 10 * DAY,
+            clock.real_now(), lease,
+        )
+        assert len(dead) == 3
+        clock.base.advance(lease + 1)  # type: ignore[attr-defined]  # the ManualClock
+        assert advance(partner, seconds=120)["came_due"]["webhook_attempts"] == 3
+        assert all(len(_attempts(partner, e["id"])["attempts"]) == 2 for e in events)

@@ -114,8 +114,9 @@ def claim_due_of_tenant(
 ) -> list[Due]:
     """A sandbox clock's advance (decisions.md 6): the tenant's pending rows due by its sandbox
     time `due_by`, leased on real time as the dispatcher's claims are, so neither posts a
-    delivery the other holds. The advance posts them one after another: each one's lease is
-    `lease` longer than the one before it, so it covers the posts ahead of it too."""
+    delivery the other holds. The advance posts them one after another and renews each lease
+    just before its post (`renew_claim`): an advance that died leaves none leased for longer
+    than `lease`, so the next one takes them over."""
     with db.transaction() as cur:
         rows = cur.execute(
             "SELECT event_id, org_id, payload FROM webhook_deliveries WHERE tenant = ? "
@@ -124,8 +125,8 @@ def claim_due_of_tenant(
             (tenant, due_by, real_now),
         ).fetchall()
         claimed: list[Due] = []
+        until = real_now + lease
         for row in rows:
-            until = real_now + lease * (len(claimed) + 1)
             cur.execute(
                 "UPDATE webhook_deliveries SET claimed_until = ? WHERE event_id = ? "
                 "AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < ?)",

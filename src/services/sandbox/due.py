@@ -21,7 +21,7 @@ from infra.ids import parse_id
 from services.domains.renewals import LAPSES, RENEWS, due_terms, run_term
 from services.orders.use_cases import finalize_cancel
 from services.swaps.use_cases import detach_warm_domain
-from webhooks.deliveries import Due, Outcome, claim_due_of_tenant, record_attempts
+from webhooks.deliveries import Due, Outcome, claim_due_of_tenant, record_attempts, renew_claim
 from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
@@ -109,7 +109,13 @@ def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
     if not claimed:
         return 0
     endpoint = endpoints_of(container).endpoint(org_id)
-    outcomes = asyncio.run(_post_each(settings, endpoint, claimed, now, container.clock.real_now))
+
+    def still_ours(due: Due) -> bool:
+        return renew_claim(container.read_db, due, container.clock.real_now() + lease)
+
+    outcomes = asyncio.run(
+        _post_each(settings, endpoint, claimed, now, container.clock.real_now, still_ours)
+    )
     record_attempts(container.read_db, outcomes, settings.webhook_retry_schedule, now)
     return len(outcomes)
 
@@ -120,6 +126,7 @@ async def _post_each(
     claimed: list[Due],
     now: float,
     real_now: Callable[[], float],
+    still_ours: Callable[[Due], bool],
 ) -> list[tuple[str, Outcome]]:
     if endpoint is None:
         return [(d.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")) for d in claimed]
@@ -128,7 +135,9 @@ async def _post_each(
         httpx.create_ssl_context(),
     )
 
-    async def attempt(due: Due) -> tuple[str, Outcome]:
+    async def attempt(due: Due) -> tuple[str, Outcome] | None:
+        if not still_ours(due):  # its lease ran out while the posts before it ran: taken over
+            return None
         body = due.payload.encode()
         started = time.perf_counter()
         # Signed when sent: a receiver's five-minute check holds however long the ones
@@ -143,6 +152,7 @@ async def _post_each(
     try:
         # One after the other, in due order, as the dispatcher's lane of an organization posts
         # them: a bulk redelivery reaches the receiver oldest first (decisions 7).
-        return [await attempt(due) for due in claimed]
+        made = [await attempt(due) for due in claimed]
+        return [outcome for outcome in made if outcome is not None]
     finally:
         await sender.close()
