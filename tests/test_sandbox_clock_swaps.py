@@ -61,6 +61,25 @@ def test_a_lapse_fails_the_open_swap_of_its_domain(service_factory: ServiceFacto
         assert failed["status"] == "failed" and "lapsed" in failed["reason"]
 
 
+def test_a_warm_domain_that_lapses_is_detached_then(service_factory: ServiceFactory) -> None:
+    """A premium swap's kept-warm domain whose year ends inside the warm period leaves with its
+    lapse: the swap shows it detached then, and the warm period's end has nothing to do."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as client:
+        order = completed_order(client)
+        old = order["domains"][0]
+        off = client.patch(f"/domains/{old['id']}", json={"auto_renew": False})
+        assert off.status_code == 200, off.text
+        advance(client, seconds=360 * DAY)
+        done = settled(client, swap(client, of(order, old["domain"], "premium")))
+        assert done["old_domain_status"] == "warm"
+        assert advance(client, seconds=7 * DAY)["came_due"]["lapses"] == 1
+        lapsed = client.get(f"/swaps/{done['id']}").json()["data"]
+        assert lapsed["old_domain_status"] == "detached", lapsed
+        assert lapsed["old_domain_detached_at"] < done["warm_until"]
+        assert advance(client, seconds=14 * DAY)["came_due"]["warm_periods"] == 0
+
+
 def test_a_cancelled_order_lets_its_warm_domain_go_with_the_others(
     service_factory: ServiceFactory,
 ) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from eventsourcing.domain import Aggregate
 
 from domain.orders import DomainItem, Order
-from domain.swaps import OPEN_STATES, Swap
+from domain.swaps import COMPLETED, OPEN_STATES, Swap
 from infra.ids import parse_id, public_id
 from services.accounts.wallet import load_wallet
 
@@ -54,16 +54,21 @@ def fail_swaps_of_lapsed(
 ) -> list[Aggregate]:
     """The open swaps of a domain that lapsed, failed (and refunded), unsaved: the domain left
     its order, so none of them can complete, and one waiting on the partner would wait for
-    good, holding its new domain."""
+    good, holding its new domain. A premium swap keeping it warm shows it detached now: its
+    warm period has nothing left to end."""
     with container.read_db.read() as cur:
         rows = cur.execute(
-            "SELECT id FROM swaps WHERE tenant = ? AND domain = ? AND status IN (?, ?, ?)",
-            (tenant, name, *OPEN_STATES),
+            "SELECT id FROM swaps WHERE tenant = ? AND domain = ? AND status IN (?, ?, ?, ?)",
+            (tenant, name, *OPEN_STATES, COMPLETED),
         ).fetchall()
     swaps = [swap for row in rows if (swap := find_swap(container, str(row["id"]))) is not None]
-    return _fail_each(
+    warm = [s for s in swaps if s.warm_until is not None and s.old_domain_detached_at is None]
+    for swap in warm:
+        swap.detach_old_domain(at)
+    failed = _fail_each(
         container, swaps, lambda swap: f"{name} lapsed: it left {swap.order_id}.", at
     )
+    return [*warm, *failed]
 
 
 def fail_swaps_of_cancelled(container: Container, order: Order, at: float) -> list[Aggregate]:
