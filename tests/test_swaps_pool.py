@@ -4,9 +4,9 @@ workspace, else the domain leaves the pool together with its order, on both stor
 from __future__ import annotations
 
 from conftest import RunningService
-from pool_support import attach, attached, conditions, pooled, released
-from test_orders_sandbox import error_of, new_workspace
-from test_swaps import of, settled, swap
+from pool_support import add, attach, attached, conditions, pooled, released
+from test_orders_sandbox import counts, error_of, new_workspace, placed
+from test_swaps import of, rename, settled, swap
 
 
 def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningService) -> None:
@@ -20,6 +20,8 @@ def test_swapping_a_pooled_domain_takes_it_out_of_the_pool(service: RunningServi
         refused = error_of(swap(client, of(order, linked)), 409, "pool_domains_linked")
         assert refused["field"] == "domain"
         assert refused["details"]["domains"] == [{"domain": linked, "condition": "assigned"}]
+        renaming = rename(client, linked, [{"first_name": "Pool", "last_name": "Renamed"}])
+        assert error_of(renaming, 409, "pool_domains_linked")["field"] == "domain"
         assert conditions(client) == {linked: "assigned", free: "available"}
 
         assert settled(client, swap(client, of(order, free)))["status"] == "completed"
@@ -61,3 +63,30 @@ def test_an_order_whose_domain_the_pool_links_is_cancelled_only_once_released(
         service.wait_projections()
         assert conditions(client) == {}
         error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
+
+
+def test_the_pool_neither_takes_nor_lends_a_domain_a_swap_is_replacing(
+    service: RunningService,
+) -> None:
+    """A swap under way takes its domain off the order when it completes: the pool refuses to
+    add it meanwhile (`swap_in_progress`), and an attach does not lend it if it is pooled."""
+    with service.partner() as client:
+        names = pooled(client, 1)
+        order = {"id": client.get("/pool/domains").json()["data"][0]["order_id"]}
+        [swapping] = names
+        imported = client.post("/domains/import", json={"domains": ["nsnever-poolswap.com"]})
+        assert imported.status_code == 201, imported.text
+        service.wait_projections()
+        waiting = settled(client, swap(client, of(order, swapping, new_domain="nsnever-poolswap.com")))
+        assert waiting["status"] == "action_required"
+        error_of(attach(client, new_workspace(client), 1), 409, "insufficient_inventory")
+
+        other = placed(client, counts(new_workspace(client), a=1))
+        name = other["domains"][0]["domain"]
+        imported = client.post("/domains/import", json={"domains": ["nsnever-poolswap2.com"]})
+        assert imported.status_code == 201, imported.text
+        service.wait_projections()
+        held = settled(client, swap(client, of(other, name, new_domain="nsnever-poolswap2.com")))
+        assert held["status"] == "action_required"
+        refused = error_of(add(client, name), 409, "domains_not_submittable")
+        assert refused["details"]["domains"] == [{"domain": name, "reason": "swap_in_progress"}]

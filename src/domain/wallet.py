@@ -53,7 +53,7 @@ class Wallet(Aggregate):
         if amount_cents > self.balance_cents:
             raise DomainError(
                 "insufficient_funds",
-                "The wallet balance does not cover this order; credit the wallet and retry.",
+                "The live wallet balance does not cover this charge; credit the wallet and retry.",
                 details={"required_cents": amount_cents, "balance_cents": self.balance_cents},
             )
         if amount_cents:

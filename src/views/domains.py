@@ -4,18 +4,24 @@ from the aggregate itself; availability rows, the TLD catalog and generated name
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 
 from domain.domains import Domain, usable_for
 from infra.clock import iso
 from infra.ids import public_id
+from schema.rules import documented
 from schema.vocabulary import DomainStatus, Suite
 from views.pages import Links, Meta
 
 Category = Literal["inventory", "connected"]
 Source = Literal["purchased", "imported", "ordered", "generated"]
+
+
+# Why a name is not available (spec 2.5): someone holds it, the registry prices it as premium
+# (not orderable), or it is not a name of the catalog's TLDs.
+UnavailableReason = Annotated[str, documented(enum=["registered", "premium", "invalid"])]
 
 
 class AvailabilityRow(msgspec.Struct, kw_only=True):
@@ -27,8 +33,8 @@ class AvailabilityRow(msgspec.Struct, kw_only=True):
     renewal_price_cents: int
     currency: str
     usable_for: list[Suite]
-    owned: bool
-    reason: str | msgspec.UnsetType = msgspec.UNSET
+    owned: bool  # already in this account's inventory: ordering it registers nothing
+    reason: UnavailableReason | msgspec.UnsetType = msgspec.UNSET
 
 
 class AvailabilityRows(msgspec.Struct, kw_only=True):

@@ -3,15 +3,17 @@ defined once, as the Struct the service, the read model and the webhook mapper b
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import msgspec
 
 from domain.order_payloads import license_count
+from domain.order_steps import NAMESERVERS, PROFILE_PICTURE
 from domain.orders import PURCHASE, DomainItem, ItemSource, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import public_id
+from schema.rules import documented
 from schema.vocabulary import (
     ActionStatus,
     Active,
@@ -103,11 +105,16 @@ class OrderList(msgspec.Struct):
     meta: Meta
 
 
+# What the partner must give: a public profile picture URL, or the customer's nameservers
+# pointed at ours (`domain.order_steps`).
+ActionKind = Annotated[str, documented(enum=[PROFILE_PICTURE, NAMESERVERS])]
+
+
 class PendingActionOut(msgspec.Struct):
     id: str  # act_
     order_id: str
     status: ActionStatus
-    kind: str
+    kind: ActionKind
     field: str
     message: str
     details: dict[str, Any]

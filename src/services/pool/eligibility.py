@@ -14,6 +14,7 @@ and a persona with first and last name, and the order routes to a workspace.
 | `no_active_suite_a_inbox` | no active `suite_a` inbox on the domain |
 | `incomplete_mailbox_identity` | an inbox lacks its address or persona, or no workspace |
 | `burned` | the mail provider reported the domain burned (`brj_`) |
+| `swap_in_progress` | a swap of the domain is under way (it leaves the order, or its inboxes are renamed, when the swap completes) |
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from domain.orders import COMPLETED, ORDER, InboxItem, Order
 from infra.ids import parse_id
 from projections.domain_lookups import tenant_rows_by_name
-from services.pool.records import find_pool_domain
+from services.pool.records import find_pool_domain, swap_under_way
 
 if TYPE_CHECKING:
     from infra.database import Row
@@ -68,6 +69,8 @@ def _order_check(container: Container, name: str, row: Row) -> Eligibility:
     workspace = order.destination["workspace_id"] if order.destination else None
     if not workspace or not all(_identity_complete(inbox) for inbox in inboxes):
         return Eligibility(name, "incomplete_mailbox_identity")
+    if swap_under_way(container, order, name):
+        return Eligibility(name, "swap_in_progress")
     return Eligibility(name, None, row["id"], row["order_id"], len(inboxes))
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from domain.orders import CANCEL_SCHEDULED, CANCELLED, FAILED, Order
 from domain.pool_domains import AVAILABLE, PoolDomain, pool_domain_id
+from domain.swaps import Swap
 from infra.ids import parse_id
 
 if TYPE_CHECKING:
@@ -55,11 +56,25 @@ def take_available(
         order_id = domain.order_id or ""
         if order_id not in orders:
             orders[order_id] = container.store.find(parse_id("ord", order_id), Order)
-        if still_backed(orders[order_id], domain):
+        order = orders[order_id]
+        if not isinstance(order, Order) or not still_backed(order, domain):
+            continue
+        if not swap_under_way(container, order, domain.name):
             chosen.append(domain)
             if len(chosen) == quantity:
                 break
     return chosen
+
+
+def swap_under_way(container: Container, order: Order, name: str) -> bool:
+    """Whether a swap accepted for this domain of the order is still open: it takes the
+    domain off the order (or renames its inboxes) when it completes, so the pool may not
+    lend it meanwhile."""
+    swap_id = order.swap_claimed_by(name)
+    if swap_id is None:
+        return False
+    swap = container.store.find(parse_id("swp", swap_id), Swap)
+    return isinstance(swap, Swap) and swap.is_open
 
 
 def still_backed(order: Order | None, domain: PoolDomain) -> bool:

@@ -115,8 +115,9 @@ def _accept(container: Container, principal: Principal, plan: SwapPlan, kind: st
         charged_cents=price if live else 0,
         created_at=at,
     )
-    if not renaming:
-        swap_pool.refuse_if_linked(container, principal.org_id, principal.environment, swap.domain)
+    # A rename too: the pool lends the linked domain's inboxes, identities and all, to another
+    # workspace, whose reservation would not know its mailboxes were renamed.
+    swap_pool.refuse_if_linked(container, principal.org_id, principal.environment, swap.domain)
     _claim_domain(container, plan.order, swap, at)
     claimed = _claim_new_domain(container, swap, item, at, plan.chosen_by_service)
     aggregates: list[Aggregate] = [swap, *claimed]
