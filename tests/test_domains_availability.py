@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 from conftest import RunningService
-from test_orders_sandbox import settled
+from test_orders_sandbox import error_of, settled
 
 
 def check(client: httpx.Client, *names: str) -> list[dict[str, Any]]:
@@ -212,3 +212,23 @@ def test_sub_domains_are_imported_and_ordered_but_never_bought(service: RunningS
         refused = buy(live, "mail.sub-buy.com")
         assert refused.status_code == 400, refused.text
         assert refused.json()["error"]["field"] == "domains[0].domain"
+
+
+def test_generate_refuses_parts_that_can_only_make_invalid_names(service: RunningService) -> None:
+    """A name never begins or ends with a hyphen and its label has 63 characters at most: a
+    part that could only break that rule is 400 on it, not a quietly short answer."""
+    long_keyword, long_affix = "k" * 40, "a" * 30
+    with service.partner(preset="limited") as client:
+        for body, field in (
+            ({"keywords": ["-acme"]}, "keywords[0]"),
+            ({"keywords": ["ok", "acme-"], "suffixes": ["hq"]}, "keywords[1]"),
+            ({"keywords": ["acme"], "prefixes": ["-x"]}, "prefixes[0]"),
+            ({"keywords": ["acme"], "suffixes": ["x-"]}, "suffixes[0]"),
+            ({"keywords": [long_keyword], "prefixes": ["get", long_affix]}, "prefixes[1]"),
+            ({"keywords": ["acme", long_keyword], "suffixes": [long_affix]}, "suffixes[0]"),
+        ):
+            error = error_of(generate(client, **body), 400, "invalid_request")
+            assert error["field"] == field, (body, error)
+        hyphens = generate(client, keywords=["acme"], prefixes=["get-"], suffixes=["-hq"])
+        names = {n for group in hyphens.json()["data"]["domains"] for n in group["domains"]}
+        assert names == {"get-acme.com", "acme-hq.com"}

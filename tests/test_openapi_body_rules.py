@@ -19,7 +19,9 @@ RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     # Every other text: no NUL (`text_rules`), bodies decoded by hand included.
     ("/orders", "post", "destination.workspace_id"): {"pattern": "^[^\\u0000]*$"},
     ("/swaps", "post", "order_id"): {"pattern": "^[^\\u0000]*$"},
-    ("/domains/generate", "post", "keywords.items"): {"pattern": "^[A-Za-z0-9-]{1,40}$"},
+    ("/domains/generate", "post", "keywords.items"): {
+        "pattern": "^[A-Za-z0-9]([A-Za-z0-9-]{0,38}[A-Za-z0-9])?$"
+    },
     ("/domains/import", "post", "domains.items"): {"minLength": 1},
     ("/pool/remove", "post", "domains.items"): {"minLength": 1},
     ("/domains/purchase", "post", "domains.items.domain"): {"minLength": 1},
@@ -29,7 +31,8 @@ RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("/swaps/user_names", "post", "personas"): {"minItems": 1, "maxItems": 50},
     ("/users", "post", "email"): {"pattern": EMAIL_PATTERN},
     ("/users", "post", "first_name"): {"minLength": 1, "maxLength": 200},
-    ("/domains/generate", "post", "prefixes.items"): {"pattern": "^[A-Za-z0-9-]{1,40}$"},
+    ("/domains/generate", "post", "prefixes.items"): {"pattern": "^[A-Za-z0-9][A-Za-z0-9-]{0,39}$"},
+    ("/domains/generate", "post", "suffixes.items"): {"pattern": "^[A-Za-z0-9-]{0,39}[A-Za-z0-9]$"},
     ("/workspaces", "post", "provider"): {"enum": ["u", "i", "m", "w"]},
     ("/webhook_endpoint", "put", "url"): {"pattern": "^https://[^\\s/?#]+"},
 }

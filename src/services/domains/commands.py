@@ -21,7 +21,10 @@ MAX_KEYWORDS = 10
 MAX_AFFIXES = 50
 MAX_LIMIT = 150
 # Letters, digits and hyphens, either case (the service lowers them).
-KEYWORD = {"type": "string", "pattern": "^[A-Za-z0-9-]{1,40}$"}
+# Letters, digits and hyphens, 1 to 40; no hyphen where the part begins or ends a name.
+KEYWORD = {"type": "string", "pattern": "^[A-Za-z0-9]([A-Za-z0-9-]{0,38}[A-Za-z0-9])?$"}
+PREFIX = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9-]{0,39}$"}
+SUFFIX = {"type": "string", "pattern": "^[A-Za-z0-9-]{0,39}[A-Za-z0-9]$"}
 
 
 def _names(least: int, most: int) -> msgspec.Meta:
@@ -46,8 +49,8 @@ class GenerateDomains(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
 
     keywords: Annotated[list[str], documented(min_items=1, max_items=MAX_KEYWORDS, items=KEYWORD)]
     # Both omitted: the service's own lists (`DEFAULT_PREFIXES`, `DEFAULT_SUFFIXES`).
-    prefixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=KEYWORD)] = None
-    suffixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=KEYWORD)] = None
+    prefixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=PREFIX)] = None
+    suffixes: Annotated[list[str] | None, documented(max_items=MAX_AFFIXES, items=SUFFIX)] = None
     tlds: Annotated[list[str] | None, documented(min_items=1)] = None  # omitted: `com` only
     limit: Annotated[int | None, documented(minimum=1, maximum=MAX_LIMIT)] = None  # default 75
 

@@ -6,7 +6,9 @@ that order. A list the body leaves out counts as empty once it sends the other o
 bare keyword comes only when neither list sent has an entry. When the body sends
 neither `prefixes` nor `suffixes`, the service's own lists are used (prefixes get, try, use,
 my, go, ...; suffixes hq, app, mail, team, labs, ...), so keywords alone still give up to the
-default 75 names. A candidate is kept when
+default 75 names. No name may begin or end with a hyphen, so neither may a keyword, a prefix
+begin nor a suffix end with one, and every name's label fits in 63 characters: else 400 on the
+part (`keywords[0]`, `prefixes[2]`). A candidate is kept when
 the registrar would sell it and no suite uses it, so it is available for both suites. At most
 300 candidates are examined, within 2 seconds; stopping for either
 reason before `limit` names were found, or before every candidate was examined, answers
@@ -49,6 +51,11 @@ DEFAULT_SUFFIXES = [
 ]
 
 
+MAX_LABEL = 63  # a DNS label's length (RFC 1035)
+# Which end of a part begins or ends the labels it makes: a label never does with a hyphen.
+_OPEN_ENDS = {"keywords": "either end", "prefixes": "its start", "suffixes": "its end"}
+
+
 def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str]:
     if not least <= len(values) <= most:
         raise invalid(f"{field} takes {least} to {most} items.", field)
@@ -57,9 +64,27 @@ def _parts(values: list[str], field: str, most: int, least: int = 0) -> list[str
         part = value.strip().lower()
         if not _PART.match(part):
             raise invalid("Use letters, digits and hyphens (1 to 40).", f"{field}[{index}]")
+        starts, ends = part.startswith("-"), part.endswith("-")
+        if (starts and field != "suffixes") or (ends and field != "prefixes"):
+            raise invalid(
+                f"A domain name cannot begin or end with a hyphen: no hyphen at "
+                f"{_OPEN_ENDS[field]} of {field}.", f"{field}[{index}]",
+            )
         if part not in cleaned:
             cleaned.append(part)
     return cleaned
+
+
+def _check_lengths(keywords: list[str], affixes: list[str], field: str) -> None:
+    """Every `prefix + keyword` (or `keyword + suffix`) fits in one DNS label."""
+    longest = max(map(len, keywords))
+    for index, affix in enumerate(affixes):
+        if len(affix) + longest > MAX_LABEL:
+            raise invalid(
+                f"{field}[{index}] with the longest keyword makes a name of "
+                f"{len(affix) + longest} characters before the TLD; {MAX_LABEL} at most.",
+                f"{field}[{index}]",
+            )
 
 
 def _labels(keyword: str, prefixes: list[str], suffixes: list[str]) -> list[str]:
@@ -92,6 +117,8 @@ def generate(container: Container, principal: Principal, command: GenerateDomain
     else:
         prefixes = _parts(command.prefixes or [], "prefixes", MAX_AFFIXES)
         suffixes = _parts(command.suffixes or [], "suffixes", MAX_AFFIXES)
+        for field, sent in (("prefixes", command.prefixes), ("suffixes", command.suffixes)):
+            _check_lengths(keywords, [part.strip() for part in sent or []], field)
     limit = DEFAULT_LIMIT if command.limit is None else command.limit
     if not 1 <= limit <= MAX_LIMIT:
         raise invalid(f"limit must be between 1 and {MAX_LIMIT}.", "limit")

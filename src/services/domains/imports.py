@@ -4,11 +4,11 @@ Both record an `imp_` job listing the nameserver groups the customer sets at the
 The synchronous path processes the domains in the request; it needs a DNS account free for
 all of them (else 429 `rate_limited` with `details.reason: "dns_account_capacity"`, nothing
 recorded). A DNS account takes at most 10 names at once, so a synchronous import of more
-always gets that 429, however long it waits: send more than 10 to the queued path (its 50 at
-most), which is what the 429's message says. The queued path returns the job `in_progress` and the domain worker processes it.
-Each domain the DNS provider accepts becomes a `dom_` inventory domain (source `imported`):
-`available` once its nameservers are pointed, `action_required` until then. The worker
-re-checks waiting domains until they are pointed. Rules of the simulated DNS: `adapters/dns.py`.
+always gets that 429, however long it waits: send more than 10 to the queued path (500 at
+most), which is what the 429's message says. The queued path returns the job `in_progress`
+and the domain worker processes it. Each domain the DNS provider accepts becomes a `dom_`
+inventory domain (source `imported`): `available` once its nameservers are pointed,
+`action_required` until then. The worker re-checks waiting domains until they are pointed. Rules of the simulated DNS: `adapters/dns.py`.
 
 A domain that cannot become usable inventory fails on its own (the job's `domains[].reason`),
 the others go on:
