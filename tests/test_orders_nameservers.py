@@ -39,6 +39,8 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
             "connected",
             order["id"],
         )
+        # The code its webhook gives, not the order's message.
+        assert row["reason"] == "nameservers_not_pointed"
         service.wait_projections()
         # The import's own event has no order; the order's event names it and the action.
         waiting = [e for e in events_of(client, "domain.action_required") if "order_id" in e["data"]]
@@ -92,7 +94,7 @@ def test_picture_action_still_needs_its_url(service_factory: ServiceFactory) -> 
             assert event["data"]["pending_action_id"] == order["pending_action_id"]
             assert event["data"]["reason"] == "profile_picture_url"
             row = client.get(f"/domains/{event['data']['id']}").json()["data"]
-            assert row["status"] == "action_required"
+            assert (row["status"], row["reason"]) == ("action_required", "profile_picture_url")
         resolve = f"/orders/pending/{order['pending_action_id']}/resolve"
         assert error_of(client.post(resolve, json={}), 400, "invalid_request")["field"] == (
             "profile_picture_url"

@@ -25,6 +25,7 @@ from domain.pool_replacements import PoolReplacement
 from infra.ids import public_id
 from projections import domain_holders as holders
 from projections.base import ReadModel, on
+from projections.domain_reasons import row_reason
 from projections.swap_holds import SwapHolds
 
 REPLACEMENT_NEEDED = "replacement_needed"
@@ -239,8 +240,8 @@ class DomainInventory(SwapHolds, ReadModel):
             ),
         )
 
-    @staticmethod
     def _upsert_item(
+        self,
         cur: Any,
         order: Order,
         item: DomainItem,
@@ -267,7 +268,7 @@ class DomainInventory(SwapHolds, ReadModel):
                 workspace_id if connected else None,
                 item.get("forwarding_url"),
                 bool(item.get("auto_renew", True)),
-                order.reason if status in ("failed", "action_required") else None,
+                row_reason(self.store, order, item, status),
                 json.dumps(item.get("dns_records") or []),
                 order.created_at if created_at is None else created_at,
                 order.updated_at,
