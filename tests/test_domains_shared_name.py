@@ -128,3 +128,24 @@ def test_forwarding_a_shared_name_reaches_both_of_its_orders(service: RunningSer
             assert item["forwarding_url"] == "https://shared.example.com/", (order_id, item)
         (row,) = domains(client, domain=name)
         assert row["forwarding_url"] == "https://shared.example.com/"
+
+
+def test_a_second_order_waiting_on_the_partner_leaves_a_live_name_live(
+    service: RunningService,
+) -> None:
+    """The name is live on a completed order: while a second order naming it waits on the
+    partner, the domain needs nothing from the partner. No `domain.action_required`, and
+    `GET /domains` keeps showing it active on the first order."""
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        first = placed(client, counts(workspace, a=1))
+        name, dom_id = first["domains"][0]["domain"], first["domains"][0]["id"]
+        named = [{"domain": name, "suite": "suite_b"}]
+        waiting = placed(client, counts(workspace, a=0, b=1, domains=named,
+                                        profile_picture_url="https://10.1.2.3/p.png"))
+        assert waiting["status"] == "action_required", waiting
+        service.wait_projections()
+        row = client.get(f"/domains/{dom_id}").json()["data"]
+        assert (row["status"], row["order_id"]) == ("active", first["id"]), row
+        needing = client.get("/events", params={"type": "domain.action_required"}).json()["data"]
+        assert [e for e in needing if e["data"]["id"] == dom_id] == []

@@ -53,6 +53,8 @@ def test_order_waits_for_nameservers_then_resumes(service_factory: ServiceFactor
         early = error_of(client.post(resolve, json={}), 409, "domains_not_submittable")
         # No body at all means the same as `{}` (this action needs no input).
         error_of(client.post(resolve), 409, "domains_not_submittable")
+        wrong = client.post(resolve, json={"profile_picture_url": "https://cdn.example.com/a.png"})
+        assert error_of(wrong, 400, "invalid_request")["field"] == "profile_picture_url"
         assert early["details"]["reason"] == "nameservers_not_pointed"
         assert early["details"]["domains"] == [
             {"domain": "nsslow-shop.com", "reason": "nameservers_not_pointed"}

@@ -249,6 +249,8 @@ class DomainInventory(SwapHolds, ReadModel):
         created_at: float | None = None,
     ) -> None:
         status, category = _order_item_status(order, item)
+        if item.get("shared_with") and status in ("in_progress", "action_required"):
+            return  # live on the completed orders that use it: the row stays theirs meanwhile
         connected = category == "connected"
         workspace_id = order.destination["workspace_id"] if order.destination else None
         cur.execute(

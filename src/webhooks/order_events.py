@@ -122,6 +122,8 @@ def _domains_needing_attention(
     for item in order.domains:
         if shown_item_status(ACTION_REQUIRED, item) != ACTION_REQUIRED:
             continue
+        if item.get("shared_with"):
+            continue  # live on the completed orders that use it: nothing of it needs the partner
         data = {
             **_connected_domain(order, item),
             "reason": action.kind,

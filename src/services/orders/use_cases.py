@@ -339,6 +339,12 @@ def resolve_action(
         order = load_order(container, principal, action.order_id)
         at = container.clock.now()
         if action.kind == steps.NAMESERVERS:
+            if url is not None:  # the DNS answers this one: a URL is not what it waits for
+                raise invalid(
+                    "A nameservers action takes no profile_picture_url: send `{}` once the "
+                    "nameservers are set.",
+                    "profile_picture_url",
+                )
             action.resolve({"nameservers_pointed": _pointed(order, action, at)}, at)
             order.resume(order.profile_picture_url, at)
         else:
