@@ -91,6 +91,8 @@ def test_cancel_and_failure_events(service_factory: ServiceFactory) -> None:
         # Cancelled before its register step: the domain was never bought, so nothing is
         # released and everything is refunded (tests/test_orders_cancel_refunds.py).
         assert done["data"]["released_domains"] == []
+        # ... and it says which names left the order and the inventory with the cancel.
+        assert done["data"]["dropped_domains"] == [order["domains"][0]["domain"]]
         assert scheduled["data"]["destination"] == done["data"]["destination"] == order["destination"]
         assert done["data"]["refunded_cents"] == cancelled["charged_cents"] == order["price_cents"]
         assert domains(live, domain=order["domains"][0]["domain"]) == []

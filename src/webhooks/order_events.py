@@ -19,6 +19,7 @@ from domain.pending_actions import PendingAction
 from infra.clock import iso
 from infra.ids import parse_id, public_id
 from infra.store import EventStore
+from projections.domains import unregistered_at_cancel
 from views.orders import destination_view, domain_view, order_view
 from webhooks.domain_events import forwarding_data
 from webhooks.public_events import PublicEvent, event_about, maps
@@ -154,6 +155,8 @@ def cancelled(event: Any, store: EventStore) -> list[PublicEvent]:
         released_domains=[
             item["domain"] for item in order.domains if not item.get("kept_by_another")
         ],
+        # Never registered: they left the order and the inventory (no domain event says so).
+        dropped_domains=[item["domain"] for item in unregistered_at_cancel(store, event)],
         refunded_cents=event.refund_cents,
     )
     return [_event(order, "order.cancelled", data, event.at)]

@@ -13,7 +13,7 @@ _DATA = {
     "order.in_progress": "`id`, `status`, `destination`",
     "order.completed": "the full provisioned order, as `GET /orders/{id}` shows it",
     "order": "`id`, `status`, `destination` and what changed (`cancel_at`, "
-    "`released_domains`, `refunded_cents`, `reason`, `pending_action_id`)",
+    "`released_domains`, `dropped_domains`, `refunded_cents`, `reason`, `pending_action_id`)",
     "forwarding": "`id` (`dom_`), `domain`, `forwarding_url`, `job_id` (or `order_id`), "
     "`status` (the domain's), `forwarding_status`, `reason` on failure",
     "domain": "the domain, with `status`",
