@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from webhooks.dispatcher import due_of
 from webhooks.event_log import envelope_of
@@ -17,6 +18,7 @@ EVENT = PublicEvent(
     data={"id": "ord_1", "name": "Café Ünïcode"},
     created_at=1_800_000_000.0,
     id="evt_1",
+    change="a1b2:3",
 )
 
 
@@ -28,6 +30,10 @@ def test_the_body_is_the_envelope_as_delivered_and_headers_say_whom_for() -> Non
     assert (due.event_id, due.org_id, due.tenant) == ("evt_1", "org_1", "org_1:test")
     # Signed and posted byte for byte as it came: the same text GET /events shows.
     assert due.payload == json.dumps(envelope_of(EVENT), separators=(",", ":"))
+    # A completion goes after the other events of its change.
+    assert (due.change, due.after_parts) == ("a1b2:3", True)
+    part = due_of(*message_of(replace(EVENT, type="domain.connected", id="evt_2")))
+    assert (part.change, part.after_parts) == ("a1b2:3", False)
 
 
 def test_a_message_of_the_earlier_format_is_still_delivered() -> None:

@@ -240,3 +240,32 @@ def test_an_envelope_larger_than_a_nats_message_is_delivered_and_holds_nothing_b
     finally:
         with contextlib.suppress(Exception):
             delete_nats_stream(webhooks.container.settings)
+
+
+def test_a_completion_reaches_the_receiver_after_its_parts(
+    service_factory: ServiceFactory,
+) -> None:
+    """`order.completed` says every domain is live: it goes out once the first attempts of
+    its `domain.connected` events ended, even where those take their time."""
+    service = service_factory(roles=[*ROLES, "worker"], allow_http_webhooks=True)
+    slow_parts = Receiver(
+        respond=lambda got: -0.6 if b'"domain.connected"' in got[-1].body else 200
+    ).start()
+    try:
+        partner, _ = connect(service, slow_parts)
+        order = place(partner, counts(new_workspace(partner), a=3)).json()["data"]
+
+        def completed() -> list[Received] | None:
+            got = [r for r in slow_parts.received if order["id"] in r.body.decode()]
+            done = [r for r in got if r.event["type"] == "order.completed"]
+            return got if done else None
+
+        got = wait_until(completed, timeout=30)
+        parts = [r for r in got if r.event["type"] == "domain.connected"]
+        (done,) = [r for r in got if r.event["type"] == "order.completed"]
+        assert len(parts) == 3
+        assert done.at >= max(r.at for r in parts) + 0.5, [(r.event["type"], r.at) for r in got]
+    finally:
+        slow_parts.stop()
+        with contextlib.suppress(Exception):
+            delete_nats_stream(service.container.settings)

@@ -25,6 +25,8 @@ class Due:
     payload: str
     leased_until: float = 0.0  # the `claimed_until` this dispatcher set: its lease
     tenant: str = ""  # org_...:test or org_...:live
+    change: str = ""  # the stored event it came from (`stream.CHANGE_HEADER`)
+    after_parts: bool = False  # sent once its change's other first attempts ended
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:

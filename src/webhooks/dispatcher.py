@@ -32,6 +32,7 @@ from domain.sandbox_clocks import sandbox_clock_id
 from infra.blocking import run_blocking
 from infra.ids import parse_id
 from webhooks.batched_lookup import BatchedLookup
+from webhooks.change_order import ChangeOrder, after
 from webhooks.deliveries import (
     Due,
     Outcome,
@@ -45,6 +46,8 @@ from webhooks.endpoints import Endpoint, endpoints_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 from webhooks.stream import (
+    AFTER_PARTS_HEADER,
+    CHANGE_HEADER,
     ENVIRONMENT_HEADER,
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
@@ -98,6 +101,7 @@ class WebhookDispatcher:
         self._in_flight: set[str] = set()
         # Per organization, the due rows waiting for their turn in its lane (`_line_up`).
         self._lanes: dict[str, list[Due]] = {}
+        self._change_order = ChangeOrder()
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
         self._endpoints: dict[str, tuple[Endpoint | None, int]] = {}
@@ -266,9 +270,18 @@ class WebhookDispatcher:
         if due.event_id in self._in_flight:
             return
         self._in_flight.add(due.event_id)
-        task = asyncio.create_task(self._deliver(due, endpoints or {}))
+        parts = self._change_order.parts_of(due)
+        task = asyncio.create_task(self._deliver_after(parts, due, endpoints or {}))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        self._change_order.track(due, task)
+
+    async def _deliver_after(
+        self, parts: set[asyncio.Task[None]], due: Due, endpoints: dict[str, Endpoint | None]
+    ) -> None:
+        if await after(parts, self.lease):
+            endpoints = {}  # read again: the wait may have been long
+        await self._deliver(due, endpoints)
 
     async def _deliver(self, due: Due, endpoints: dict[str, Endpoint | None]) -> None:
         try:
@@ -412,7 +425,9 @@ def due_of(data: bytes, headers: dict[str, str] | None) -> Due:
     if headers and ORG_HEADER in headers:
         org_id = headers[ORG_HEADER]
         tenant = f"{org_id}:{headers[ENVIRONMENT_HEADER]}"
-        return Due(headers["Nats-Msg-Id"], org_id, data.decode(), tenant=tenant)
+        return Due(headers["Nats-Msg-Id"], org_id, data.decode(), tenant=tenant,
+                   change=headers.get(CHANGE_HEADER, ""),
+                   after_parts=AFTER_PARTS_HEADER in headers)
     body = json.loads(data)
     envelope = body["envelope"]
     payload = json.dumps(envelope, separators=(",", ":"))

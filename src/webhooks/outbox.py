@@ -22,8 +22,10 @@ from projections.json_text import compact_json_text
 from webhooks.deliveries import Due, enqueue
 from webhooks.event_log import DELIVERY_DDL, envelope_of
 from webhooks.mappers import load_mappers
-from webhooks.public_events import MAPPERS, PublicEvent, public_events_for
+from webhooks.public_events import MAPPERS, PUBLISHED_LAST, PublicEvent, public_events_for
 from webhooks.stream import (
+    AFTER_PARTS_HEADER,
+    CHANGE_HEADER,
     ENVIRONMENT_HEADER,
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
@@ -89,7 +91,10 @@ def message_of(event: PublicEvent) -> tuple[bytes, dict[str, str]]:
         ORG_HEADER: event.org_id,
         ENVIRONMENT_HEADER: event.environment,
         RESOURCE_HEADER: event.resource_id,
+        CHANGE_HEADER: event.change,
     }
+    if event.type in PUBLISHED_LAST:
+        headers[AFTER_PARTS_HEADER] = "1"
     return compact_json_text(envelope_of(event)).encode(), headers
 
 

@@ -30,6 +30,7 @@ class PublicEvent:
     data: dict[str, Any]
     created_at: float  # unix seconds, from the domain event
     id: str = ""  # evt_...; assigned by public_events_for
+    change: str = ""  # the stored event it came from: the events of one change share it
 
     @property
     def tenant(self) -> str:
@@ -109,6 +110,7 @@ def public_events_for(domain_event: Any, store: EventStore) -> list[PublicEvent]
             data=e.data,
             created_at=_envelope_time(e, domain_event),
             id=stable_event_id(domain_event.originator_id, domain_event.originator_version, i),
+            change=f"{domain_event.originator_id.hex}:{domain_event.originator_version}",
         )
         for i, e in enumerate(events)
     ]

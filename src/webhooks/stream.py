@@ -30,6 +30,11 @@ NO_LEADER_RETRY_SECONDS = 0.25
 ORG_HEADER = "Partner-Org-Id"
 ENVIRONMENT_HEADER = "Partner-Environment"
 RESOURCE_HEADER = "Partner-Resource-Id"
+# The stored event a message came from; on an event that says "all of it is done"
+# (`PUBLISHED_LAST`) the second header: the dispatcher sends it once the first attempts of the
+# other events of the same change (its parts) have ended, not side by side with them.
+CHANGE_HEADER = "Partner-Change"
+AFTER_PARTS_HEADER = "Partner-After-Parts"
 
 
 def subject_root(settings: Settings) -> str:

@@ -1,0 +1,45 @@
+"""Webhooks of one change in the order `GET /events` lists them, also on the wire.
+
+A change that completes something (`order.completed`, `swap.completed`) fires its parts' events
+with it (`domain.connected` for each domain). The dispatcher sends fresh deliveries side by side;
+left alone, a completion could reach the receiver before its parts. So the completion waits
+until the first attempts of the other events of its change (same stored event) have ended;
+their retries, if any, are not waited for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from webhooks.deliveries import Due
+
+
+class ChangeOrder:
+    def __init__(self) -> None:
+        self._fresh: dict[str, set[asyncio.Task[None]]] = {}
+
+    def parts_of(self, due: Due) -> set[asyncio.Task[None]]:
+        """The deliveries `due` goes after: none unless it says all of its change is done."""
+        return set(self._fresh.get(due.change, ())) if due.after_parts else set()
+
+    def track(self, due: Due, task: asyncio.Task[None]) -> None:
+        """A first delivery under way, until it ends."""
+        if not due.change or due.after_parts:
+            return
+        self._fresh.setdefault(due.change, set()).add(task)
+        task.add_done_callback(lambda done: self._forget(due.change, done))
+
+    def _forget(self, change: str, task: asyncio.Task[None]) -> None:
+        fresh = self._fresh.get(change)
+        if fresh is not None:
+            fresh.discard(task)
+            if not fresh:
+                del self._fresh[change]
+
+
+async def after(parts: set[asyncio.Task[None]], longest: float) -> bool:
+    """Wait for the parts (at most `longest` seconds); whether there were any."""
+    if not parts:
+        return False
+    await asyncio.wait(parts, timeout=longest)
+    return True
