@@ -89,9 +89,12 @@ def test_every_route_refuses_nul_characters(service: RunningService) -> None:
             if "{" not in path:
                 continue
             target = re.sub(r"\{[^}]+\}", "x%00y", path).removeprefix("/partner/v1")
+            first = re.search(r"\{([^}:]+)", path)
             for method in item:
                 response = client.request(method.upper(), target, json={})
-                error_of(response, 400, "invalid_request")
+                error = error_of(response, 400, "invalid_request")
+                # The parameter holding it is named, as any other bad path parameter is.
+                assert first is not None and error.get("field") == first.group(1), (path, error)
 
 
 def test_openapi_documents_the_limits(service: RunningService) -> None:

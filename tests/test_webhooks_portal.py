@@ -109,6 +109,14 @@ def test_redeliver_since_needs_the_form_token_and_iso_8601(service: RunningServi
         assert api.get(f"/events/{event['id']}").json()["data"]["next_attempt_at"] is None
         naive = web.post("/portal/redeliver", data={"csrf": csrf, "since": "2020-01-01T00:00"})
         assert 'id="error"' in naive.text and "ISO 8601" in naive.text
+        # `since` against the envelope's `created_at`, to the millisecond it shows, as the API
+        # compares it: a finer moment inside that millisecond is after it.
+        finer = event["created_at"].replace("Z", "1Z")
+        later = web.post("/portal/redeliver", data={"csrf": csrf, "since": finer, "status": ""})
+        assert "0 events queued for redelivery." in later.text, later.text
+        assert api.post("/events/redeliver", json={"since": finer}).json()["data"] == {
+            "redelivered": 0
+        }
         sent = web.post("/portal/redeliver", data={"csrf": csrf, "since": since, "status": ""})
         assert "1 event queued for redelivery." in sent.text, sent.text
         assert api.get(f"/events/{event['id']}").json()["data"]["next_attempt_at"] is not None

@@ -79,7 +79,7 @@ def redeliver_events(
         container.read_db,
         tenant,
         org_id,
-        _to_the_millisecond(command.since).timestamp(),
+        to_the_millisecond(command.since).timestamp(),
         command.status,
         real_now(container.clock),  # due now for the dispatcher, whatever the sandbox's clock
         container.settings.webhook_retry_schedule,
@@ -87,7 +87,7 @@ def redeliver_events(
     return RedeliveredOut(redelivered=count)
 
 
-def _to_the_millisecond(since: datetime) -> datetime:
+def to_the_millisecond(since: datetime) -> datetime:
     """`since` compares with the envelope's `created_at`, which shows whole milliseconds: a
     finer `since` matches from the next millisecond on (an envelope of `.305Z` is before
     `.3058Z`)."""

@@ -27,13 +27,14 @@ from domain.errors import DomainError
 from gateway.portal.clock import clock_panel
 from gateway.rest.lists import container_of
 from infra.blocking import run_blocking
+from infra.clock import real_now
 from infra.ids import parse_id
 from webhooks.commands import SetWebhookEndpoint
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of, refuse_sandbox_change
 from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
-from webhooks.recovery import redeliver_since
+from webhooks.recovery import redeliver_since, to_the_millisecond
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -161,7 +162,7 @@ def _since(text: str) -> float:
         raise DomainError(
             "invalid_request", "Give `since` as ISO 8601 with its offset, e.g. 2026-07-01T00:00:00Z."
         )
-    return moment.timestamp()
+    return to_the_millisecond(moment).timestamp()  # as the API compares it
 
 
 def _to_login() -> Redirect:
@@ -300,7 +301,7 @@ class PortalController(Controller):
                 session.org_id,
                 since,
                 status if status in DELIVERY_STATUSES else None,
-                container.clock.now(),
+                real_now(container.clock),  # due now for the dispatcher, as the API queues it
                 container.settings.webhook_retry_schedule,
             )
             return _dashboard(container, session, redelivered=count)

@@ -193,8 +193,8 @@ class WebhookEndpointController(Controller):
 
     @get(
         operation_id="getWebhookEndpoint",
-        description="The URL deliveries go to and when it was set; never the secret (it is shown "
-        "once, when set or rotated).",
+        description="The URL deliveries go to (null when none is set) and whether a signing "
+        "secret is set; never the secret (it is shown once, when set or rotated).",
         summary="The organization's webhook URL",
         responses={200: ResponseDoc(EndpointResponse, description="The webhook endpoint")},
     )

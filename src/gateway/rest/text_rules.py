@@ -45,7 +45,9 @@ def _shown(name: str) -> str:
 
 async def refuse_nul_characters(request: Request[Any, Any, Any]) -> None:
     if "\x00" in request.scope["path"]:
-        raise invalid(MESSAGE)
+        params = request.scope.get("path_params") or {}
+        named = [name for name, value in params.items() if "\x00" in str(value)]
+        raise invalid(MESSAGE, named[0] if named else None)
     query = request.scope.get("query_string", b"").decode("latin-1")
     if "%00" in query:
         for name, value in parse_qsl(query, keep_blank_values=True):
