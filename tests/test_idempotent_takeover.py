@@ -140,3 +140,20 @@ def test_a_retry_answers_what_the_dead_attempt_created(
         fresh = client.post(path, json=body, headers={"Idempotency-Key": "another"})
         assert fresh.status_code == status, fresh.text  # a new key still creates anew
         assert fresh.json()["data"] != found
+
+
+def test_a_key_still_in_progress_says_when_to_ask_again(service_factory: ServiceFactory) -> None:
+    """409 `idempotency_in_progress` carries `Retry-After` and `details.retry_after_seconds`,
+    as the other answers that mean "retry later" do."""
+    service, _, secret, principal = tenant_on_a_manual_clock(service_factory)
+    with service.client(secret) as client:
+        body = {"name": "Held", "provider": "u", "credentials": {"api_key": "key_good"}}
+        print_ = fingerprint("POST", "/partner/v1/workspaces", json.dumps(body).encode())
+        held = service.container.idempotency.begin(principal.tenant, "held-key", print_)
+        assert isinstance(held, Claim)
+        answer = client.post("/workspaces", json=body, headers={"Idempotency-Key": "held-key"})
+        assert answer.status_code == 409, answer.text
+        error = answer.json()["error"]
+        assert error["code"] == "idempotency_in_progress"
+        assert answer.headers["Retry-After"] == "1"
+        assert error["details"] == {"retry_after_seconds": 1}

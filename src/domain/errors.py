@@ -36,5 +36,18 @@ class ProviderUnavailable(DomainError):
         self.headers = {"Retry-After": str(self.RETRY_AFTER_SECONDS)}
 
 
+class StillInProgress(DomainError):
+    """409 `idempotency_in_progress`: the first request with this key is still running (or its
+    process died and its lease runs out); `Retry-After` says when to ask again."""
+
+    RETRY_AFTER_SECONDS = 1
+
+    def __init__(self, message: str) -> None:
+        seconds = self.RETRY_AFTER_SECONDS
+        super().__init__("idempotency_in_progress", message,
+                         details={"retry_after_seconds": seconds})
+        self.headers = {"Retry-After": str(seconds)}
+
+
 def invalid(message: str, field: str | None = None) -> DomainError:
     return DomainError("invalid_request", message, field=field)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from eventsourcing.domain import Aggregate
 
 from domain.creation_ids import CREATION_IDS
-from domain.errors import DomainError
+from domain.errors import DomainError, StillInProgress
 from infra.clock import Clock
 from infra.database import Database
 
@@ -228,7 +228,7 @@ def _add_lease_column(cur: Any, dialect: str) -> None:
 
 def _replay(row: dict[str, Any] | None, print_: str) -> StoredResponse:
     if row is None:  # removed between our insert and select: treat as running
-        raise DomainError("idempotency_in_progress", "A request with this key is still running.")
+        raise StillInProgress("A request with this key is still running.")
     if row["fingerprint"] != print_:
         raise DomainError(
             "idempotency_conflict",
@@ -236,9 +236,8 @@ def _replay(row: dict[str, Any] | None, print_: str) -> StoredResponse:
             field="Idempotency-Key",
         )
     if row["state"] != "done":
-        raise DomainError(
-            "idempotency_in_progress",
-            "A request with this Idempotency-Key is still being processed; retry shortly.",
+        raise StillInProgress(
+            "A request with this Idempotency-Key is still being processed; retry shortly."
         )
     return StoredResponse(int(row["status"]), str(row["body"]).encode())
 

@@ -38,7 +38,8 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[Readiness]:
 @get("/metrics", operation_id="metrics", include_in_schema=False, media_type="text/plain")
 async def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     container = container_of(request)
-    head = container.store.recorder.max_notification_id() or 0
+    # Off the event loop: a stalled database must not hold up every request of this process.
+    head = await run_blocking(lambda: container.store.recorder.max_notification_id() or 0)
     models = container.read_models
     # A process that does not run the projections (serve --role gateway) reads the position
     # they committed; the one that runs them has it in memory.
