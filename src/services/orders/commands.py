@@ -57,7 +57,16 @@ class PlaceOrder(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     suite_a: SuiteCounts | None = None
     suite_b: SuiteCounts | None = None
     domains: list[NamedDomain] | None = None
-    personas: Annotated[list[Persona], documented(max_items=MAX_PERSONAS)] | None = None
+    personas: Annotated[
+        list[Persona],
+        documented(
+            max_items=MAX_PERSONAS,
+            description="The mailbox names: each domain's inboxes take them in turn from the "
+            "first (a domain with more inboxes than personas starts over, numbering repeated "
+            "addresses; personas beyond a domain's inbox count are not used). Omitted: names "
+            "the service chooses.",
+        ),
+    ] | None = None
     profile_picture_url: str | None = None
     forwarding_url: HttpUrl | None = None
 
