@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from webhooks.dispatcher import due_of
 from webhooks.event_log import envelope_of
+from webhooks.messages import due_of
 from webhooks.outbox import message_of
 from webhooks.public_events import PublicEvent
 

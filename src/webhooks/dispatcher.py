@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import defaultdict
@@ -43,15 +42,12 @@ from webhooks.deliveries import (
     renew_claim,
 )
 from webhooks.endpoints import Endpoint, endpoints_of
+from webhooks.messages import due_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 from webhooks.stream import (
-    AFTER_PARTS_HEADER,
-    CHANGE_HEADER,
-    ENVIRONMENT_HEADER,
     NO_LEADER_ERRORS,
     NO_LEADER_RETRY_SECONDS,
-    ORG_HEADER,
     LeaderlessSpell,
     connect_with_stream,
     require_nats,
@@ -417,22 +413,6 @@ class WebhookDispatcher:
         endpoint = endpoints_of(self.container).endpoint(org_id)
         self._endpoints[org_id] = (endpoint, int(org.version))
         return endpoint
-
-
-def due_of(data: bytes, headers: dict[str, str] | None) -> Due:
-    """The delivery a message asks for. Its body is the envelope as delivered; a message of an
-    earlier version (still in the stream after an upgrade) wraps it in JSON with the org."""
-    if headers and ORG_HEADER in headers:
-        org_id = headers[ORG_HEADER]
-        tenant = f"{org_id}:{headers[ENVIRONMENT_HEADER]}"
-        return Due(headers["Nats-Msg-Id"], org_id, data.decode(), tenant=tenant,
-                   change=headers.get(CHANGE_HEADER, ""),
-                   after_parts=AFTER_PARTS_HEADER in headers)
-    body = json.loads(data)
-    envelope = body["envelope"]
-    payload = json.dumps(envelope, separators=(",", ":"))
-    tenant = f"{body['org_id']}:{body['environment']}"
-    return Due(envelope["id"], body["org_id"], payload, tenant=tenant)
 
 
 def _waiting_behind(message: Any) -> int:
