@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.domains import NAMESERVERS_NOT_POINTED
 from domain.errors import DomainError
+from domain.order_steps import NAMESERVERS
 
 PENDING = "pending"
 RESOLVED = "resolved"
@@ -54,6 +56,14 @@ class PendingAction(Aggregate):
         self.created_at = created_at
         self.resolved_at: float | None = None
         self.resolution: dict[str, Any] | None = None
+
+    def reason_for(self, domain: str) -> str:
+        """Why one of its order's domains waits on the partner, as its `domain.action_required`
+        and its row in `GET /domains` say: `nameservers_not_pointed` for a domain waiting for
+        its own nameservers, else the action's kind."""
+        if self.kind == NAMESERVERS and domain in self.details.get("domains", []):
+            return NAMESERVERS_NOT_POINTED
+        return str(self.kind)
 
     @property
     def tenant(self) -> str:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.domains import NAMESERVERS_NOT_POINTED
-from domain.order_steps import NAMESERVERS
 from domain.orders import DomainItem, Order
 from domain.pending_actions import PendingAction
 from infra.ids import parse_id
@@ -25,6 +23,4 @@ def row_reason(store: Any, order: Order, item: DomainItem, status: str) -> str |
     action = store.find(parse_id("act", action_id), PendingAction) if action_id else None
     if not isinstance(action, PendingAction):
         return order.reason
-    if action.kind == NAMESERVERS and item["domain"] in action.details.get("domains", []):
-        return NAMESERVERS_NOT_POINTED
-    return str(action.kind)
+    return action.reason_for(item["domain"])

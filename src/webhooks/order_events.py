@@ -13,7 +13,6 @@ from typing import Any, cast
 import msgspec
 
 from domain.domains import NAMESERVERS_NOT_POINTED, listed_source, usable_for
-from domain.order_steps import NAMESERVERS
 from domain.orders import ACTION_REQUIRED, PURCHASE, DomainItem, Order, shown_item_status
 from domain.pending_actions import PendingAction
 from infra.clock import iso
@@ -117,7 +116,6 @@ def _domains_needing_attention(
 ) -> list[PublicEvent]:
     """One event per domain the order's wait puts in `action_required` (those not live yet,
     as `shown_item_status` shows them); a domain waiting for its own nameservers says which."""
-    waiting = set(action.details.get("domains", [])) if action.kind == NAMESERVERS else set()
     groups = action.details.get("nameserver_groups", [])
     events = []
     for item in order.domains:
@@ -125,13 +123,13 @@ def _domains_needing_attention(
             continue
         if item.get("shared_with"):
             continue  # live on the completed orders that use it: nothing of it needs the partner
+        reason = action.reason_for(item["domain"])
         data = {
             **_connected_domain(order, item),
-            "reason": action.kind,
+            "reason": reason,
             "pending_action_id": public_id("act", action.id),
         }
-        if item["domain"] in waiting:
-            data["reason"] = NAMESERVERS_NOT_POINTED
+        if reason == NAMESERVERS_NOT_POINTED:
             data["nameservers"] = [g for g in groups if item["domain"] in g["domains"]]
         events.append(
             event_about(order, "domain.action_required", item["id"], data, at)

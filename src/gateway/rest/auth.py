@@ -8,7 +8,7 @@ from litestar.connection import ASGIConnection
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from domain.errors import DomainError
+from domain.errors import DomainError, RetryLater
 from gateway.rest import metrics
 from infra.blocking import run_blocking
 from infra.clock import enter_scope, leave_scope
@@ -95,15 +95,15 @@ def authorize(
     return checked, headers
 
 
-class RateLimited(DomainError):
+class RateLimited(RetryLater):
     def __init__(self, retry_after: int, headers: list[tuple[bytes, bytes]]) -> None:
         super().__init__(
             "rate_limited",
             "Rate limit exceeded; retry after the number of seconds in Retry-After.",
+            retry_after,
             details={"retry_after_seconds": retry_after},
         )
-        self.headers = {k.decode(): v.decode() for k, v in headers}
-        self.headers["Retry-After"] = str(retry_after)
+        self.headers = {**{k.decode(): v.decode() for k, v in headers}, **self.headers}
 
 
 class Unauthorized(DomainError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from domain.errors import DomainError
+from domain.errors import DomainError, RetryLater
 from infra.storage_health import storage_full
 
 if TYPE_CHECKING:
@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 RETRY_AFTER_SECONDS = 5
 
 
-class StorageUnavailable(DomainError):
+class StorageUnavailable(RetryLater):
     def __init__(self) -> None:
         super().__init__(
             "service_unavailable",
             "The service cannot store this request right now; nothing was written. "
             "Retry after the number of seconds in Retry-After.",
+            RETRY_AFTER_SECONDS,
             details={"retry_after_seconds": RETRY_AFTER_SECONDS, "reason": "storage_full"},
         )
-        self.headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
 def unavailable_if_storage_full(error: Exception, container: Container | None = None) -> Exception:

@@ -9,8 +9,8 @@ that is the same rule the read-model check of `services.orders.plan` applies.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, TypeVar
 
 from eventsourcing.domain import Aggregate
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # Tries of a request whose picks of free inventory other requests keep taking; the last one
 # picks none (new names).
 PLACEMENT_ATTEMPTS = 4
+T = TypeVar("T")
 
 
 class DomainsHeld(Exception):
@@ -34,6 +35,23 @@ class DomainsHeld(Exception):
         super().__init__(", ".join(names))
         self.names = names
         self.registered = registered  # held by another organization's order
+
+
+def with_picks_retried(
+    run: Callable[[set[str], bool], T], on_held: Callable[[DomainsHeld], None] | None = None
+) -> T:
+    """`run(taken_meanwhile, pick_inventory)` again while other requests take inventory it
+    picked (the service's choice: picked again without them, never refused), the last try
+    picking none (new names). `on_held` may refuse first, for a name the partner named."""
+    taken: set[str] = set()
+    for attempt in range(PLACEMENT_ATTEMPTS):
+        try:
+            return run(taken, attempt < PLACEMENT_ATTEMPTS - 1)
+        except DomainsHeld as held:
+            if on_held is not None:
+                on_held(held)
+            taken.update(held.names)
+    raise DomainsHeld(sorted(taken))
 
 
 # Owner of the cross-organization claim of a name being bought: a purchase checks the read

@@ -31,7 +31,7 @@ from eventsourcing.domain import Aggregate
 
 from adapters import dns, registrar
 from domain.domains import Domain
-from domain.errors import DomainError, NotFound, invalid
+from domain.errors import NotFound, RetryLater, invalid
 from domain.imports import (
     AWAITING,
     ITEM_DONE,
@@ -60,18 +60,18 @@ if TYPE_CHECKING:
 CAPACITY_RETRY_SECONDS = 30
 
 
-class DnsAccountsBusy(DomainError):
+class DnsAccountsBusy(RetryLater):
     def __init__(self) -> None:
         super().__init__(
             "rate_limited",
             "No DNS account is free for a synchronous import of these domains; retry later "
             "or use POST /domains/import/jobs.",
+            CAPACITY_RETRY_SECONDS,
             details={
                 "reason": "dns_account_capacity",
                 "retry_after_seconds": CAPACITY_RETRY_SECONDS,
             },
         )
-        self.headers = {"Retry-After": str(CAPACITY_RETRY_SECONDS)}
 
 
 

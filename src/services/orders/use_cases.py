@@ -36,7 +36,7 @@ from infra.ids import parse_id, public_id
 from schema.vocabulary import Environment
 from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
-from services.domains.claims import PLACEMENT_ATTEMPTS, DomainsHeld, claim_domains
+from services.domains.claims import DomainsHeld, claim_domains, with_picks_retried
 from services.orders import steps
 from services.orders.commands import PlaceOrder, ResolvePendingAction
 from services.orders.current_terms import with_current_terms
@@ -85,21 +85,17 @@ def placed_before(container: Container) -> OrderOut | None:
 
 
 def place_order(container: Container, principal: Principal, command: PlaceOrder) -> OrderOut:
-    taken_meanwhile: set[str] = set()
-    for attempt in range(PLACEMENT_ATTEMPTS):
-        # Inventory the partner did not name is the service's choice: an order that lost
-        # it to other orders every time buys new names rather than refuse the partner.
+    def attempt(taken_meanwhile: set[str], pick_inventory: bool) -> OrderOut:
         plan = plan_order(
             container, principal.org_id, principal.environment, command,
-            exclude=taken_meanwhile, pick_inventory=attempt < PLACEMENT_ATTEMPTS - 1,
+            exclude=taken_meanwhile, pick_inventory=pick_inventory,
         )
-        try:
-            return _accept_plan(container, principal, command, plan)
-        except DomainsHeld as held:
-            _refuse_named(command, held.names)
-            # Another order took inventory picked for this one: pick again without them.
-            taken_meanwhile.update(held.names)
-    raise _in_active_order(sorted(taken_meanwhile)[0], "domains")
+        return _accept_plan(container, principal, command, plan)
+
+    try:
+        return with_picks_retried(attempt, lambda held: _refuse_named(command, held.names))
+    except DomainsHeld as held:
+        raise _in_active_order(held.names[0], "domains") from None
 
 
 def _in_active_order(name: str, field: str) -> DomainError:

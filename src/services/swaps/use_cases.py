@@ -40,7 +40,7 @@ from infra.idempotency import created_before
 from infra.ids import parse_id, public_id
 from services.accounts.keys import Principal
 from services.accounts.wallet import load_wallet
-from services.domains.claims import PLACEMENT_ATTEMPTS, DomainsHeld, claim_names
+from services.domains.claims import DomainsHeld, claim_names, with_picks_retried
 from services.pool import leaving as swap_pool
 from services.swaps import steps as swap_steps
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
@@ -55,17 +55,9 @@ WARM_SECONDS = PREMIUM_WARM_DAYS * 86_400
 
 
 def create_swap(container: Container, principal: Principal, command: CreateSwap) -> SwapOut:
-    taken_meanwhile: set[str] = set()
-    for attempt in range(PLACEMENT_ATTEMPTS):
-        # Inventory the partner did not name is the service's choice: a swap that lost it to
-        # other requests every time registers a new name rather than refuse the partner.
-        pick_inventory = attempt < PLACEMENT_ATTEMPTS - 1
-        try:
-            return _create_swap_once(container, principal, command, taken_meanwhile,
-                                     pick_inventory)
-        except DomainsHeld as held:
-            taken_meanwhile.update(held.names)
-    raise AssertionError("the last attempt picks no inventory, so nothing it takes is held")
+    return with_picks_retried(
+        lambda taken, pick: _create_swap_once(container, principal, command, taken, pick)
+    )
 
 
 def _create_swap_once(
