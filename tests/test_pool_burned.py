@@ -185,3 +185,22 @@ def test_a_burned_domain_on_no_pool_is_named_and_stamped_on_the_sandbox_clock(
         events = client.get("/events", params={"type": "pool.domain_burned"}).json()["data"]
         (burned,) = [e for e in events if e["type"] == "pool.domain_burned"]
         assert (burned["data"]["id"], burned["data"]["order_id"]) == (item["id"], order["id"])
+
+
+def test_a_burned_domain_is_never_picked_from_inventory(service: RunningService) -> None:
+    """Released by its order, a burned name is the partner's still, but the service does not
+    hand it to the next customer unasked; named, it is used."""
+    with service.partner() as client:
+        workspace = new_workspace(client)
+        first = placed(client, counts(workspace, a=1))
+        burned = first["domains"][0]["domain"]
+        burn(service, burned)
+        assert client.post(f"/orders/{first['id']}/cancel").status_code == 200
+        advance(client, seconds=300)
+        service.wait_projections()
+        picked = placed(client, counts(workspace, a=1))
+        assert [d["domain"] for d in picked["domains"]] != [burned]
+        named = placed(client, {**counts(workspace, a=1), "domains": [
+            {"domain": burned, "suite": "suite_a"}]})
+        assert named["status"] == "completed"
+        assert [d["domain"] for d in named["domains"]] == [burned]

@@ -129,7 +129,7 @@ def test_a_pool_add_whose_order_was_cancelled_after_its_check_is_refused(
             pool_inventory.add_domains(service.container, principal, AddPoolDomains(domains=[name]))
         except DomainError as refused:
             assert refused.code == "domains_not_submittable"
-            assert refused.details == {"domains": [{"domain": name, "reason": "order_not_paid"}]}
+            assert refused.details == {"domains": [{"domain": name, "reason": "order_cancelled"}]}
         else:
             raise AssertionError("the add was accepted")
         assert client.get(f"/orders/{order['id']}").json()["data"]["status"] == "cancel_scheduled"

@@ -90,3 +90,35 @@ def test_the_pool_neither_takes_nor_lends_a_domain_a_swap_is_replacing(
         assert held["status"] == "action_required"
         refused = error_of(add(client, name), 409, "domains_not_submittable")
         assert refused["details"]["domains"] == [{"domain": name, "reason": "swap_in_progress"}]
+
+
+def test_a_domain_the_pool_links_is_not_swapped_onto_another_order(
+    service: RunningService,
+) -> None:
+    """Taken in as `new_domain`, the other order could never swap it out again (the link is
+    the first order's)."""
+    with service.partner() as client:
+        pooled(client, 1)
+        reservation = attached(client, new_workspace(client), 1)
+        [linked] = [d["domain"] for d in reservation["domains"]]
+        other = placed(client, counts(new_workspace(client), a=1))
+        taking = of(other, other["domains"][0]["domain"], new_domain=linked)
+        refused = error_of(swap(client, taking), 409, "pool_domains_linked")
+        assert refused["field"] == "new_domain"
+        assert refused["details"]["domains"] == [{"domain": linked, "condition": "assigned"}]
+        assert conditions(client) == {linked: "assigned"}
+
+
+def test_a_domain_of_a_cancelled_order_is_refused_for_the_pool_and_renames(
+    service: RunningService,
+) -> None:
+    with service.partner() as client:
+        order = placed(client, counts(new_workspace(client), a=1))
+        name = order["domains"][0]["domain"]
+        assert client.post(f"/orders/{order['id']}/cancel").status_code == 200
+        refused = error_of(add(client, name), 409, "domains_not_submittable")
+        assert refused["details"]["domains"] == [{"domain": name, "reason": "order_cancelled"}]
+        service.wait_projections()
+        renaming = rename(client, name, [{"first_name": "Ann", "last_name": "Lee"}])
+        conflict = error_of(renaming, 409, "order_state_conflict")
+        assert (conflict["field"], conflict["details"]) == ("domain", {"status": "cancel_scheduled"})

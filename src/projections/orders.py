@@ -221,6 +221,9 @@ _FREE_DOMAINS = (
     "AND NOT EXISTS (SELECT 1 FROM order_domains b WHERE b.tenant = d.tenant "
     "AND b.domain = d.domain AND b.kind = 'order' AND b.status IN ({active})) "
     "AND (d.workspace_id IS NULL OR d.workspace_id = ? OR d.customer_id = ?) "
+    # A domain its mail provider reported burned is never handed to a customer unasked.
+    "AND NOT EXISTS (SELECT 1 FROM pool_domains p WHERE p.tenant = d.tenant "
+    "AND p.name = d.domain AND p.burned) "
     # An imported domain whose nameservers do not point at us yet would hold the order up:
     # only a partner naming it takes it on (the order then waits in its dns step).
     "AND NOT EXISTS (SELECT 1 FROM domains x WHERE x.id = d.dom_id "
@@ -236,8 +239,8 @@ def owned_free_domains(
     """Domains this tenant owns that no active order holds: bought by a completed purchase
     (for this workspace or customer, or for none), released by a cancelled order, or by a
     failed order it did not break. A domain that broke its order (or that the failed order
-    was buying) shows `failed` in the inventory and is never picked on its own; the partner
-    may still name it on an order to try again. Oldest first.
+    was buying) shows `failed` in the inventory and is never picked on its own, nor is one its
+    mail provider reported burned; the partner may still name either on an order. Oldest first.
 
     One query over the few rows that can be free (a partial index of them), not the tenant's
     whole order history: placement runs it on every order."""

@@ -58,6 +58,7 @@ class PoolReadModel(ReadModel):
         "available_at DOUBLE PRECISION, burned BOOLEAN NOT NULL, doc TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS pool_domains_tenant ON pool_domains (tenant, position)",
         "CREATE INDEX IF NOT EXISTS pool_domains_condition ON pool_domains (tenant, condition)",
+        "CREATE INDEX IF NOT EXISTS pool_domains_name ON pool_domains (tenant, name)",
         "CREATE TABLE IF NOT EXISTS pool_jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, "
         "tenant TEXT NOT NULL, position BIGINT NOT NULL, status TEXT NOT NULL, "
         "created_at DOUBLE PRECISION NOT NULL)",

@@ -11,6 +11,7 @@ and a persona with first and last name, and the order routes to a workspace.
 | `not_in_inventory` | no domain of this name in the caller's inventory (this environment) |
 | `not_on_suite_a_order` | the domain is not on an active order for `suite_a` |
 | `order_not_paid` | the order is not completed, or (live) was never charged |
+| `order_cancelled` | the order's cancellation was accepted (`cancel_scheduled`) or is done |
 | `no_active_suite_a_inbox` | no active `suite_a` inbox on the domain |
 | `incomplete_mailbox_identity` | an inbox lacks its address or persona, or no workspace |
 | `burned` | the mail provider reported the domain burned (`brj_`) |
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from domain.orders import COMPLETED, ORDER, InboxItem, Order
+from domain.orders import CANCEL_SCHEDULED, CANCELLED, COMPLETED, ORDER, InboxItem, Order
 from infra.ids import parse_id
 from projections.domain_lookups import tenant_rows_by_name
 from services.pool.records import find_pool_domain, swap_under_way
@@ -54,6 +55,8 @@ def _order_check(container: Container, name: str, row: Row) -> Eligibility:
     order = container.store.find(parse_id("ord", row["order_id"] or ""), Order)
     if not isinstance(order, Order) or order.kind != ORDER:
         return Eligibility(name, "not_on_suite_a_order")
+    if order.status in (CANCEL_SCHEDULED, CANCELLED):
+        return Eligibility(name, "order_cancelled")
     paid = order.environment != "live" or order.charged_cents > order.refunded_cents
     if order.status != COMPLETED or not paid:
         return Eligibility(name, "order_not_paid")

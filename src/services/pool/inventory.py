@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
-from domain.orders import Order
+from domain.orders import CANCEL_SCHEDULED, CANCELLED, Order
 from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
 from infra.ids import parse_id
 from services.accounts.keys import Principal
@@ -127,11 +127,14 @@ def _undo_if_unbacked(container: Container, added: list[PoolDomain]) -> None:
     that the records are stored: a domain whose order no longer backs it leaves at once (the
     end of the cancel's grace window sweeps again, for a cancel saved after this read) and the
     add is refused as if the check had seen it: all or nothing, so the others leave too."""
-    unbacked = []
+    unbacked: list[dict[str, str]] = []
     for pool in added:
-        order = container.store.find(parse_id("ord", pool.order_id or ""), Order)
-        if not still_backed(order if isinstance(order, Order) else None, pool):
-            unbacked.append(pool)
+        found = container.store.find(parse_id("ord", pool.order_id or ""), Order)
+        order = found if isinstance(found, Order) else None
+        if not still_backed(order, pool):
+            cancelled = order is not None and order.status in (CANCEL_SCHEDULED, CANCELLED)
+            reason = "order_cancelled" if cancelled else "order_not_paid"
+            unbacked.append({"domain": pool.name, "reason": reason})
     if not unbacked:
         return
     at = container.clock.now()
@@ -143,7 +146,7 @@ def _undo_if_unbacked(container: Container, added: list[PoolDomain]) -> None:
         "domains_not_submittable",
         "Some domains cannot enter the pool; nothing was added.",
         field="domains",
-        details={"domains": [{"domain": p.name, "reason": "order_not_paid"} for p in unbacked]},
+        details={"domains": unbacked},
     )
 
 

@@ -40,13 +40,17 @@ def linked_condition(
     return condition if condition in LINKED else None
 
 
-def refuse_if_linked(container: Container, org_id: str, environment: str, name: str) -> None:
+def refuse_if_linked(
+    container: Container, org_id: str, environment: str, name: str, field: str = "domain"
+) -> None:
+    """409 while the pool lends this domain to a workspace: neither swapped off its order nor
+    (as `new_domain`) onto another, whose own swap could then never take it off."""
     condition = linked_condition(container, org_id, environment, name)
     if condition is not None:
         raise DomainError(
             "pool_domains_linked",
             f"{name} is {condition} in the pool; release it from the pool before swapping it.",
-            field="domain",
+            field=field,
             details={"domains": [{"domain": name, "condition": condition}]},
         )
 

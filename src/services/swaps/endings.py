@@ -79,7 +79,9 @@ def fail_swaps_of_cancelled(container: Container, order: Order, at: float) -> li
     swaps = [swap for swap_id in claimed if (swap := find_swap(container, swap_id)) is not None]
     return _fail_each(
         container, swaps,
-        lambda swap: f"{swap.order_id} was cancelled: the swap of {swap.domain} will not be made.",
+        lambda swap: (
+            f"{swap.order_id} is being cancelled: the swap of {swap.domain} will not be made."
+        ),
         at,
     )
 

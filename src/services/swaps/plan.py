@@ -44,6 +44,7 @@ from services.orders.plan import (
     normalize_domain,
     share_with_completed,
 )
+from services.pool.leaving import refuse_if_linked
 from services.swaps.commands import CreateSwap, RenameSwapUserNames
 
 if TYPE_CHECKING:
@@ -105,10 +106,14 @@ def _registered(name: str) -> DomainError:
     )
 
 
-def _named_new_domain(cur: Cursor, tenant: str, name: str, suite: Suite) -> DomainItem:
+def _named_new_domain(
+    container: Container, cur: Cursor, order: Order, name: str, suite: Suite
+) -> DomainItem:
     field = "new_domain"
+    tenant = order.tenant
     rows = domain_rows(cur, tenant, name)
     if rows:
+        refuse_if_linked(container, order.org_id, order.environment, name, field)
         # On the terms an order naming it gets: refused while an order sets it up or tears it
         # down, or when the suites completed orders use it for exclude this one (spec 2.5).
         latest = check_named(rows, name, suite, field)
@@ -194,7 +199,7 @@ def plan_swap(
             name = normalize_domain(sent, "new_domain")
             if name in {i["domain"] for i in [*order.domains, *order.warm_domains]}:
                 raise invalid(f"{name} is already on this order.", "new_domain")
-            new = _named_new_domain(cur, order.tenant, name, suite)
+            new = _named_new_domain(container, cur, order, name, suite)
         # The order's forwarding goes on with the new domain; without one, a domain that
         # forwarded on its own (set while in inventory) keeps doing so, in both views.
         # (The old domain's own forwarding, set before the order, is not the order's.)
@@ -233,11 +238,17 @@ def plan_rename(
         raise invalid(f"Send 1 to {MAX_PERSONAS} personas.", "personas")
     cleaned = checked_personas(command.personas)
     with container.read_db.read() as cur:
-        rows = [
-            r
-            for r in domain_rows(cur, principal.tenant, name)
-            if r["kind"] == "order" and r["status"] == COMPLETED
-        ]
+        on_orders = [r for r in domain_rows(cur, principal.tenant, name) if r["kind"] == "order"]
+        rows = [r for r in on_orders if r["status"] == COMPLETED]
+        if not rows and on_orders:
+            # Its order exists, in a state no rename applies to: as `POST /swaps` answers.
+            status = str(on_orders[-1]["status"])
+            raise DomainError(
+                "order_state_conflict",
+                f"Only domains of a completed order can be renamed ({name}'s order is {status}).",
+                field="domain",
+                details={"status": status},
+            )
         if not rows:
             raise NotFound("live domain on a completed order", field="domain")
         order_id = str(rows[-1]["order_id"])
