@@ -140,6 +140,22 @@ def test_queued_jobs_list_filters_and_pages(service: RunningService) -> None:
         assert client.get("/domains/import/jobs", params={"per_page": 101}).status_code == 400
 
 
+def test_a_queued_jobs_first_answer_groups_only_names_it_may_import(
+    service: RunningService,
+) -> None:
+    """Spec 2.6: the nameservers the customer sets, not ones for names the job is sure to
+    refuse (outside the catalog, premium), as the synchronous import answers."""
+    with service.partner() as client:
+        sent = ["keep-q.com", "premiumq.com", "x.zzz"]
+        response = client.post("/domains/import/jobs", json={"domains": sent})
+        assert response.status_code == 201, response.text
+        first = response.json()["data"]
+        assert first["status"] == "in_progress"
+        assert [d for g in first["nameserver_groups"] for d in g["domains"]] == ["keep-q.com"]
+        done = wait_job(client, first["id"], "completed")
+        assert done["nameserver_groups"] == first["nameserver_groups"]
+
+
 def test_a_name_no_order_could_use_fails_and_another_organizations_stays_its_own(
     service: RunningService,
 ) -> None:
@@ -168,7 +184,9 @@ def test_a_name_no_order_could_use_fails_and_another_organizations_stays_its_own
             (listed,) = other.get("/domains/import/jobs").json()["data"]
             assert listed["nameserver_groups"] == job["nameserver_groups"]
             # A job stored before the groups were recorded on progress replays as it was.
-            assert _replayed_without_recorded_groups(service, job["id"]) == sorted(sent)
+            # (Refused whoever imports them, the others were never in its groups.)
+            replayed = _replayed_without_recorded_groups(service, job["id"])
+            assert replayed == ["fine-one.com", "held-once.com"]
             rows = other.get("/domains", params={"category": "inventory"}).json()["data"]
             assert [r["domain"] for r in rows] == ["fine-one.com"]
         # The owner's own name stays available to it, whatever another organization tried.

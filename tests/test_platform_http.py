@@ -120,6 +120,11 @@ def test_a_query_parameter_an_operation_does_not_take_is_refused(service: Runnin
             # A whole number is written as one (Litestar alone would read these as 10).
             ("GET", "/orders", {"per_page": "1e1"}),
             ("GET", "/bundles", {"per_page": "10.0"}),
+            # An empty exact filter would widen to every row.
+            ("GET", "/domains", {"domain": ""}),
+            ("GET", "/domains/import/jobs", {"domain": " "}),
+            ("GET", "/swaps", {"domain": ""}),
+            ("GET", "/orders", {"workspace_id": ""}),
         ):
             response = client.request(
                 method, path, params=params, json={"domains": ["a.com"]} if method == "POST" else None

@@ -296,3 +296,31 @@ def test_a_name_a_swap_took_off_its_order_is_gone_for_good_once_it_lapsed(
         named = counts(workspace, a=1, domains=[{"domain": old["domain"], "suite": "suite_a"}])
         refused = sandbox.post("/quotes", json=named)
         assert error_of(refused, 409, "domain_not_imported")["field"] == "domains[0].domain"
+
+
+def test_a_domains_updated_at_moves_with_its_renewal_not_with_a_siblings_lapse(
+    service_factory: ServiceFactory,
+) -> None:
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        order = completed_order(sandbox, a=2)
+        kept, swapped = order["domains"]
+        advance(sandbox, seconds=100 * DAY)
+        done = settled(sandbox, sandbox.post("/swaps", json={
+            "order_id": order["id"], "domain": swapped["domain"], "type": "standard"}))
+        assert done["status"] == "completed", done
+        view = sandbox.get(f"/orders/{order['id']}").json()["data"]
+        [brought] = [d for d in view["domains"] if d["domain"] != kept["domain"]]
+        _patch(sandbox, brought["id"], False)  # bought at the swap: lapses 100 days after
+
+        def updated_at() -> str:
+            service.wait_projections()
+            row = sandbox.get(f"/domains/{kept['id']}").json()["data"]
+            return str(row["updated_at"])
+
+        # The kept domain and the one the swap put back in inventory renew on one anniversary.
+        assert advance(sandbox, seconds=300 * DAY)["came_due"]["renewals"] == 2
+        [renewed_at] = {entry["created_at"] for entry in _entries(sandbox, "renewal")}
+        assert updated_at() == renewed_at
+        assert advance(sandbox, seconds=100 * DAY)["came_due"]["lapses"] == 1
+        assert updated_at() == renewed_at

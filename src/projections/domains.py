@@ -164,7 +164,10 @@ class DomainInventory(SwapHolds, ReadModel):
         # anniversary is the swap's, not the order's. Rows that exist keep their created_at.
         swapped_in = type(event) is Order.DomainSwapped
         bought_at = getattr(event, "at", None) if swapped_in else None
-        for index, item in enumerate(held):
+        # A lapse takes one name off the order (its row goes with its term); the others are
+        # as they were, `updated_at` included.
+        unchanged = type(event) is Order.DomainLapsed
+        for index, item in enumerate([] if unchanged else held):
             if order.kind != PURCHASE and order.status not in ACTIVE_STATES:
                 self._released(cur, order, item, position * 1000 + index)
             elif order.kind == PURCHASE and self._row_order_id(cur, item["id"]) not in (None, order_id):
@@ -298,7 +301,7 @@ class DomainInventory(SwapHolds, ReadModel):
         at = getattr(event, "at", None)
         if at is None:  # started: nothing moved yet
             return
-        if isinstance(event, DomainTerm.AutoRenewSet):
+        if isinstance(event, (DomainTerm.AutoRenewSet, DomainTerm.Renewed)):
             cur.execute("UPDATE domains SET updated_at = ? WHERE id = ?", (at, term.dom_id))
         if term.status == PAYMENT_FAILED:
             cur.execute(

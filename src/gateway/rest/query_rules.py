@@ -4,7 +4,8 @@ as such.
 A misspelt filter (`?stauts=active`) would otherwise answer the unfiltered list as if it had
 been applied; Stripe refuses an unknown parameter for the same reason. Each route's parameters
 are the names its handler declares (Litestar keeps the parsed signature on the handler).
-Litestar reads an integer parameter leniently (`per_page=1e1` as 10); the document says
+An empty value is refused too, as an empty `status` always was. Litestar reads an integer
+parameter leniently (`per_page=1e1` as 10); the document says
 `integer`, so only digits are taken.
 """
 
@@ -50,6 +51,9 @@ def refuse_unknown_query_parameters(request: Request[Any, Any, Any]) -> None:
     for name, value in request.query_params.items():
         if name not in allowed:
             raise invalid(f"Unknown query parameter {name!r}: this operation does not take it.", name)
+        if not value.strip():
+            # `?domain=` from an empty variable would otherwise list everything unfiltered.
+            raise invalid(f"{name} must not be empty: leave it out to not filter on it.", name)
         annotation = handler.parsed_fn_signature.parameters[name].annotation
         if _is_integer(annotation) and not _WHOLE_NUMBER.fullmatch(value):
             raise invalid(f"{name} must be a whole number, without leading zeros.", name)

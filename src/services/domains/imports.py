@@ -106,7 +106,9 @@ def _new_job(
         workspace_id=workspace_id,
         mode=mode,
         items=[{"domain": n, "status": QUEUED, "dom_id": None, "reason": None} for n in names],
-        nameserver_groups=dns.nameserver_groups(names),
+        # Names the job will refuse whatever the accounts hold need no nameservers, in the
+        # queued job's first answer as in the synchronous one.
+        nameserver_groups=dns.nameserver_groups([n for n in names if _name_refusal(n) is None]),
         created_at=container.clock.now(),
     )
 
@@ -181,12 +183,18 @@ def _advance(container: Container, job: ImportJob) -> list[Aggregate]:
 
 def _refusal(name: str, other_owners: set[str]) -> str | None:
     """Why this name cannot become usable inventory of the importing account, if it cannot."""
+    refusal = _name_refusal(name)
+    if other_owners and refusal in (None, "dns_zone_refused"):  # the zone is not asked for then
+        return "held_by_another_organization"
+    return refusal
+
+
+def _name_refusal(name: str) -> str | None:
+    """What refuses the name itself, whoever imports it."""
     if registrar.tld_of(name) is None:
         return "tld_not_supported"
     if registrar.registry_refusal(name) == registrar.PREMIUM:
         return "premium_domain_not_supported"
-    if other_owners:
-        return "held_by_another_organization"
     if dns.zone_refused(name):
         return "dns_zone_refused"
     return None
