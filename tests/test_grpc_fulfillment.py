@@ -15,6 +15,7 @@ import grpc
 import pytest
 from conftest import PATIENCE, RunningService, ServiceFactory, free_port
 from grpc_support import ROLES, auth, grpc_service, trailer, with_channel
+from sandbox_clock_support import advance
 from test_orders_sandbox import counts, new_workspace, place, placed
 from test_wallet_purchase import buy, credit
 
@@ -375,3 +376,23 @@ def test_a_purchase_cannot_be_reported_waiting_on_the_partner(
         "invalid_request", "outcome")
     with service.client(secret) as live:
         assert live.get(f"/orders/{purchase['id']}").json()["data"]["status"] == "in_progress"
+
+
+def test_a_report_on_a_sandbox_order_is_stamped_on_its_sandbox_clock(
+    service_factory: ServiceFactory,
+) -> None:
+    """Decisions 6: every timestamp of a sandbox's resources reads its clock, the operator's
+    moves included (they were stamped on real time, before the order's own created_at)."""
+    service = grpc_service(service_factory, clock=ManualClock(), roles=(*ROLES, "worker"))
+    with service.partner() as sandbox:
+        advance(sandbox, seconds=3_600)
+        body = counts(new_workspace(sandbox), a=1, profile_picture_url="http://private.local/a.png")
+        waiting = placed(sandbox, body)
+        assert waiting["status"] == "action_required", waiting
+        failed = report(service, waiting["id"], "register", FAILED, reason="gone", fail_order=True)
+        assert failed.order_status == "failed"
+        service.wait_projections()
+        order = sandbox.get(f"/orders/{waiting['id']}").json()["data"]
+        assert order["updated_at"] == order["created_at"] == waiting["created_at"]
+        pending = sandbox.get("/orders/pending", params={"order_id": waiting["id"]}).json()["data"]
+        assert [p["resolved_at"] for p in pending] == [order["created_at"]]

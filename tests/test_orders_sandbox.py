@@ -265,11 +265,16 @@ def test_every_spelling_of_a_private_picture_host_needs_action(service: RunningS
     with service.partner() as client:
         workspace = new_workspace(client)
         for host in ("127.1", "127.0.1", "10.1", "0177.0.0.1", "0x7f.0.0.1", "2130706433",
-                     "[::ffff:127.0.0.1]", "pictures.invalid"):
+                     "[::ffff:127.0.0.1]", "pictures.invalid",
+                     # Not a name a resolver could look up, or no port a server listens on.
+                     "a..b.com", "exa_mple.com", "a" * 64 + ".com", "-pics.com",
+                     "example.com:99999"):
             body = counts(workspace, a=1, profile_picture_url=f"https://{host}/p.png")
             assert placed(client, body)["status"] == "action_required", host
-        public = counts(workspace, a=1, profile_picture_url="https://93.184.216.34/p.png")
-        assert placed(client, public)["status"] == "completed"
+        for url in ("https://93.184.216.34/p.png", "https://cdn.example.co.uk:8443/p.png",
+                    "https://münchen.de/p.png"):
+            public = counts(workspace, a=1, profile_picture_url=url)
+            assert placed(client, public)["status"] == "completed", url
 
 
 def test_dkim_records_hold_real_rsa_keys(service: RunningService) -> None:

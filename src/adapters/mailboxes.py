@@ -42,6 +42,7 @@ _MX = {
 _SPF = {"suite_a": "include:_spf.suite-a.example", "suite_b": "include:spf.suite-b.example"}
 # Beyond `is_local_name`'s: names no public resolver answers, which no suite can fetch from.
 _PRIVATE_SUFFIXES = (".lan", ".home", ".corp", ".invalid")
+_HOST_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 
 
 def profile_picture_problem(url: str | None) -> str | None:
@@ -57,14 +58,31 @@ def profile_picture_problem(url: str | None) -> str | None:
     host = (parts.hostname or "").lower().rstrip(".")
     if not host:
         return "profile_picture_url has no host."
+    try:
+        parts.port  # noqa: B018 - read for its check: a port beyond 65535 raises
+    except ValueError:
+        return "profile_picture_url has a port no server listens on."
     # Any spelling of an address counts (`127.1`, `0x7f.0.0.1`, `10.1`): the suites' fetchers
     # resolve them as the C library does.
     address = literal_address(host)
     if address is not None:
         public = is_public_address(address)
+    elif not _is_host_name(host):
+        return "profile_picture_url's host is not a valid host name."
     else:
         public = "." in host and not is_local_name(host) and not host.endswith(_PRIVATE_SUFFIXES)
     return None if public else "profile_picture_url's host is not publicly reachable."
+
+
+def _is_host_name(host: str) -> bool:
+    """A name a resolver can look up (RFC 1123 labels, IDN in its ASCII form): no empty
+    label, none over 63 characters or edged with a hyphen, 253 characters at most."""
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    labels = ascii_host.split(".")
+    return len(ascii_host) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
 def refuses_domain(domain: str) -> bool:

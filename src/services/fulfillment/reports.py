@@ -209,7 +209,9 @@ def report_step(container: Container, operator: str, command: ReportStep) -> Ope
             # purchase has none of.
             raise invalid("A domain purchase waits on no partner input; report the step done "
                           "or failed.", "outcome")
-        applied, others = _apply_report(container, order, command, why, field)
+        # A sandbox order moves on its organization's clock, as the worker moves it.
+        with container.clock.scoped(order.org_id, order.environment):
+            applied, others = _apply_report(container, order, command, why, field)
         result = {
             "applied": applied,
             "order_status": order.status,
@@ -247,7 +249,8 @@ def retry_step(container: Container, operator: str, command: RetryStep) -> Opera
         _check_step(order, step)
         applied = not (order.status == IN_PROGRESS and order.failed_step is None)
         if applied:
-            order.retry_step(step, container.clock.now())
+            with container.clock.scoped(order.org_id, order.environment):
+                order.retry_step(step, container.clock.now())
         return _record(
             container,
             operator=operator,
