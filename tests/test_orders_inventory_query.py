@@ -11,6 +11,7 @@ from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.settings import Settings
 from projections.domains import DomainInventory
 from projections.orders import OrderList, owned_free_domains
+from projections.pool import PoolReadModel
 
 STATUSES = ["in_progress", "completed", "failed", "action_required", "cancel_scheduled",
             "cancelled"]
@@ -19,7 +20,7 @@ STATUSES = ["in_progress", "completed", "failed", "action_required", "cancel_sch
 def plain_rule(rows: list[dict[str, Any]], workspace_id: str | None, customer_id: str | None
                ) -> set[str]:
     """The rule as the spec reads: the domain's latest counted row decides, an active order
-    anywhere in its history holds it."""
+    anywhere in its history holds it; a burned one (d7.com in these histories) is never free."""
     latest: dict[str, dict[str, Any]] = {}
     busy: set[str] = set()
     for row in sorted(rows, key=lambda r: r["position"]):
@@ -30,7 +31,7 @@ def plain_rule(rows: list[dict[str, Any]], workspace_id: str | None, customer_id
         latest[row["domain"]] = row
     return {
         name for name, row in latest.items()
-        if name not in busy and not (row["kind"] == "order" and row["status"] == "failed")
+        if name not in busy and name != "d7.com" and not (row["kind"] == "order" and row["status"] == "failed")
         and (row["workspace_id"] in (None, workspace_id)
              or (customer_id is not None and row["customer_id"] == customer_id))
     }
@@ -62,6 +63,7 @@ def test_free_inventory_query_matches_the_plain_rule(settings: Settings) -> None
         with db.transaction() as cur:
             OrderList().create_tables(cur)
             DomainInventory().create_tables(cur)  # the query skips domains awaiting nameservers
+            PoolReadModel().create_tables(cur)  # ... and burned ones
         rng = random.Random(7)
         for round_ in range(60):
             tenant = f"org_{round_}:test"
@@ -72,6 +74,12 @@ def test_free_inventory_query_matches_the_plain_rule(settings: Settings) -> None
                         f"INSERT INTO order_domains ({', '.join(row)}) "
                         f"VALUES ({', '.join('?' * len(row))})", list(row.values()),
                     )
+                # Its mail provider reported d7.com burned: never free, whatever its rows say.
+                cur.execute(
+                    "INSERT INTO pool_domains (key, position, tenant, name, dom_id, condition, "
+                    "burned, doc) VALUES (?, 1, ?, 'd7.com', 'dom_7', 'removed', ?, '{}')",
+                    (tenant, tenant, True),
+                )
             for workspace_id, customer_id in [(None, None), ("wrk_1", None), ("wrk_2", "c1")]:
                 with db.read() as cur:
                     found = owned_free_domains(cur, tenant, workspace_id, customer_id)
@@ -92,6 +100,7 @@ def test_free_inventory_is_read_from_the_rows_that_can_be_free(settings: Setting
         with db.transaction() as cur:
             OrderList().create_tables(cur)
             DomainInventory().create_tables(cur)
+            PoolReadModel().create_tables(cur)
             for number in range(3000):
                 cur.execute(
                     "INSERT INTO order_domains (order_id, tenant, domain, dom_id, suite, kind, "

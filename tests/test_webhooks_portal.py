@@ -29,7 +29,9 @@ def test_portal_sign_in_endpoint_secret_test_event_and_redeliver(service: Runnin
     with browser(service) as web:
         assert 'id="api_key"' in web.get("/portal").text
         refused = web.post("/portal/login", data={"api_key": service.new_key(org, "test", "read")})
-        assert refused.status_code == 401 and 'id="error"' in refused.text
+        assert refused.status_code == 403 and 'id="error"' in refused.text  # valid, no right
+        unknown = web.post("/portal/login", data={"api_key": "pk_test_" + "x" * 32})
+        assert unknown.status_code == 401 and 'id="error"' in unknown.text
         page = web.post("/portal/login", data={"api_key": key})
         assert page.status_code == 200 and org in page.text
         csrf = csrf_of(page.text)

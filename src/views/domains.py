@@ -27,7 +27,11 @@ UnavailableReason = Annotated[str, documented(enum=["registered", "premium", "in
 class AvailabilityRow(msgspec.Struct, kw_only=True):
     """Spec 2.5; `reason` only when `available` is false."""
 
-    domain: str
+    domain: Annotated[str, msgspec.Meta(description=(
+        "The name as the service reads it: trimmed, lower case, an internationalized name in "
+        "its ASCII (punycode) form; a name that is not valid (`reason: invalid`) as sent. "
+        "Rows come in the order the names were sent."
+    ))]
     available: bool
     price_cents: int
     renewal_price_cents: int

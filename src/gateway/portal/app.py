@@ -188,8 +188,11 @@ class PortalController(Controller):
         container = container_of(request)
         secret = str((await request.form()).get("api_key", "")).strip()
         principal = await run_blocking(container.accounts.authenticate, secret)
-        if principal is None or principal.preset != "full":
+        if principal is None:
             return _html("login.html", 401, error="Use a valid API key with the full preset.")
+        if principal.preset != "full":  # spec 5.7: a valid key without the right is 403
+            error = f"This {principal.preset} key cannot sign in; use a key with the full preset."
+            return _html("login.html", 403, error=error)
         expires = int(container.clock.now()) + SESSION_SECONDS
         value = f"{principal.key_id}.{expires}"
         token = f"{value}.{_sign(container.settings.secret_key, value)}"
