@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -166,3 +167,60 @@ def test_the_next_advance_takes_over_what_a_dead_one_had_claimed(
         clock.base.advance(lease + 1)  # type: ignore[attr-defined]  # the ManualClock
         assert advance(partner, seconds=120)["came_due"]["webhook_attempts"] == 3
         assert all(len(_attempts(partner, e["id"])["attempts"]) == 2 for e in events)
+
+
+def _hanging_after_first_attempts() -> tuple[Receiver, threading.Event]:
+    """A receiver failing every first attempt, then hanging 3 s (past the 2 s time-out)."""
+    hang = threading.Event()
+    return Receiver(respond=lambda _: -3 if hang.is_set() else 503).start(), hang
+
+
+def test_an_advance_starts_the_next_attempt_beside_one_that_hangs(
+    webhooks: RunningService,
+) -> None:
+    """One time-out per advance, not one per due delivery: a receiver that hangs held the
+    advance 15 s per delivery (a client's own time-out ran out), and the first deliveries'
+    leases ran out meanwhile, so the dispatcher attempted them a second time."""
+    receiver, hang = _hanging_after_first_attempts()
+    try:
+        with webhooks.partner() as partner:
+            assert webhooks.put_webhook(partner, receiver.url).status_code == 200
+            events = [_test_event_after_first_attempt(partner) for _ in range(8)]
+            hang.set()
+            started = time.monotonic()
+            moved = advance(partner, seconds=120)
+            took = time.monotonic() - started
+            assert moved["came_due"]["webhook_attempts"] == 8
+            assert took < 13.0, took  # one after another: 16 s and more
+            for event in events:
+                found = _attempts(partner, event["id"])
+                assert [a["number"] for a in found["attempts"]] == [1, 2]
+                assert found["attempts"][1]["attempted_at"] == moved["now"]
+            wait_until(lambda: all(len(receiver.of_event(e["id"])) == 2 for e in events) or None)
+    finally:
+        receiver.stop()
+
+
+def test_live_retries_behind_a_hanging_receiver_start_side_by_side(
+    webhooks: RunningService,
+) -> None:
+    """Spec 6: five attempts over 24 hours. Retries due together were posted one at a time,
+    a time-out each, so an endpoint with many failed events had its later ones hours late."""
+    receiver, hang = _hanging_after_first_attempts()
+    org = webhooks.new_org()
+    try:
+        with webhooks.client(webhooks.new_key(org, "live")) as live:
+            assert live.put("/webhook_endpoint", json={"url": receiver.url}).status_code == 200
+            events = [_test_event_after_first_attempt(live) for _ in range(8)]
+            hang.set()
+            webhooks.container.clock.base.advance(SCHEDULE[0])  # type: ignore[attr-defined]
+            seconds = wait_until(lambda: _second_posts_span(receiver, events))
+            assert seconds < 11.0, seconds  # one after another: 14 s and more
+    finally:
+        receiver.stop()
+
+
+def _second_posts_span(receiver: Receiver, events: list[dict[str, Any]]) -> float | None:
+    """Seconds from the first to the last second attempt's arrival, once all arrived."""
+    seconds = [r.at for e in events for r in receiver.of_event(e["id"])[1:2]]
+    return max(seconds) - min(seconds) + 1e-9 if len(seconds) == len(events) else None

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -42,6 +43,7 @@ from webhooks.deliveries import (
     renew_claim,
 )
 from webhooks.endpoints import Endpoint, endpoints_of
+from webhooks.lanes import CONNECTIONS_PER_ORG, in_due_order
 from webhooks.messages import due_of
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
@@ -59,7 +61,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PER_ORG_CONCURRENCY = 8
 TOTAL_CONCURRENCY = 256
 FETCH_BATCH = 256
 # nats-py's fetch(n > 1) holds a long pull open until n messages or its time-out: waiting
@@ -91,7 +92,7 @@ class WebhookDispatcher:
         # A claim outlives one attempt (time-out plus margin) and then returns to the pool.
         self.lease = self.timeout + 5.0
         self._org_slots: defaultdict[str, asyncio.Semaphore] = defaultdict(
-            lambda: asyncio.Semaphore(PER_ORG_CONCURRENCY)
+            lambda: asyncio.Semaphore(CONNECTIONS_PER_ORG)
         )
         self._slots = asyncio.Semaphore(TOTAL_CONCURRENCY)
         self._in_flight: set[str] = set()
@@ -110,7 +111,7 @@ class WebhookDispatcher:
         self._sender = WebhookSender(
             self.timeout,
             self.settings.allow_http_webhooks,
-            PER_ORG_CONCURRENCY,
+            CONNECTIONS_PER_ORG,
             httpx.create_ssl_context(),
         )
 
@@ -241,7 +242,7 @@ class WebhookDispatcher:
 
     def _line_up(self, due: Due) -> None:
         """A due row after the ones of its organization already waiting: one lane per
-        organization, attempts one after another in due order."""
+        organization, attempts started one after another in due order (`webhooks.lanes`)."""
         if due.event_id in self._in_flight:
             return
         self._in_flight.add(due.event_id)
@@ -256,9 +257,14 @@ class WebhookDispatcher:
 
     async def _run_lane(self, org_id: str) -> None:
         lane = self._lanes[org_id]
+
+        def waiting() -> Iterator[Due]:
+            while lane:  # rows lined up while the lane runs join it
+                yield lane.pop(0)
+
         try:
-            while lane:
-                await self._deliver(lane.pop(0), {})
+            while lane:  # checked again after the last attempts ended: no wait until `del`
+                await in_due_order(waiting(), lambda due: self._deliver(due, {}))
         finally:
             del self._lanes[org_id]
 

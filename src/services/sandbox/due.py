@@ -23,6 +23,7 @@ from services.orders.use_cases import finalize_cancel
 from services.swaps.use_cases import detach_warm_domain
 from webhooks.deliveries import Due, Outcome, claim_due_of_tenant, record_attempts, renew_claim
 from webhooks.endpoints import Endpoint, endpoints_of
+from webhooks.lanes import CONNECTIONS_PER_ORG, in_due_order
 from webhooks.sender import WebhookSender
 from webhooks.signing import signed_headers
 
@@ -113,11 +114,14 @@ def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
     def still_ours(due: Due) -> bool:
         return renew_claim(container.read_db, due, container.clock.real_now() + lease)
 
-    outcomes = asyncio.run(
-        _post_each(settings, endpoint, claimed, now, container.clock.real_now, still_ours)
+    def record(outcome: tuple[str, Outcome]) -> None:
+        # At once: a lease runs out one time-out after its post began, however many follow.
+        record_attempts(container.read_db, [outcome], settings.webhook_retry_schedule, now)
+
+    made = asyncio.run(
+        _post_each(settings, endpoint, claimed, now, container.clock.real_now, still_ours, record)
     )
-    record_attempts(container.read_db, outcomes, settings.webhook_retry_schedule, now)
-    return len(outcomes)
+    return made
 
 
 async def _post_each(
@@ -127,32 +131,42 @@ async def _post_each(
     now: float,
     real_now: Callable[[], float],
     still_ours: Callable[[Due], bool],
-) -> list[tuple[str, Outcome]]:
+    record: Callable[[tuple[str, Outcome]], None],
+) -> int:
+    """How many attempts were made, each recorded as it ended."""
     if endpoint is None:
-        return [(d.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")) for d in claimed]
+        for due in claimed:
+            record((due.event_id, Outcome(now, 0.0, None, "no webhook endpoint registered")))
+        return len(claimed)
     sender = WebhookSender(
-        settings.webhook_timeout_seconds, settings.allow_http_webhooks, 8,
+        settings.webhook_timeout_seconds, settings.allow_http_webhooks, CONNECTIONS_PER_ORG,
         httpx.create_ssl_context(),
     )
+    # No more posts at once than connections: one waiting for a connection would time out
+    # unsent.
+    slots = asyncio.Semaphore(CONNECTIONS_PER_ORG)
 
-    async def attempt(due: Due) -> tuple[str, Outcome] | None:
-        if not still_ours(due):  # its lease ran out while the posts before it ran: taken over
-            return None
-        body = due.payload.encode()
-        started = time.perf_counter()
-        # Signed when sent: a receiver's five-minute check holds however long the ones
-        # before it took.
-        answer = await sender.post(
-            due.org_id, endpoint.url, body,
-            signed_headers(endpoint.secret, int(real_now()), due.event_id, body),
-        )
-        elapsed = (time.perf_counter() - started) * 1000
-        return due.event_id, Outcome(now, elapsed, answer.status_code, answer.error)
+    async def attempt(due: Due) -> bool:
+        async with slots:
+            # Its lease ran out while the posts before it held the slots: taken over.
+            if not await asyncio.to_thread(still_ours, due):
+                return False
+            body = due.payload.encode()
+            started = time.perf_counter()
+            # Signed when sent: a receiver's five-minute check holds however long the ones
+            # before it took.
+            answer = await sender.post(
+                due.org_id, endpoint.url, body,
+                signed_headers(endpoint.secret, int(real_now()), due.event_id, body),
+            )
+            elapsed = (time.perf_counter() - started) * 1000
+            outcome = Outcome(now, elapsed, answer.status_code, answer.error)
+            await asyncio.to_thread(record, (due.event_id, outcome))
+            return True
 
     try:
-        # One after the other, in due order, as the dispatcher's lane of an organization posts
-        # them: a bulk redelivery reaches the receiver oldest first (decisions 7).
-        made = [await attempt(due) for due in claimed]
-        return [outcome for outcome in made if outcome is not None]
+        # In due order, as the dispatcher's lane of an organization starts them; a receiver
+        # that hangs holds the advance one time-out, not one per delivery.
+        return sum(await in_due_order(claimed, attempt))
     finally:
         await sender.close()
