@@ -168,6 +168,34 @@ def test_domain_errors_carry_status_and_stable_code(service_factory: ServiceFact
     assert no_wallet.code() == grpc.StatusCode.NOT_FOUND  # as GetOrganization for the same id
 
 
+def test_organization_names_and_rate_limits_are_bounded(service_factory: ServiceFactory) -> None:
+    """An operator's typo must not store a name no page shows or a burst the bucket's
+    counters cannot hold (it answered internal_error, and RateLimit-Remaining beyond Limit)."""
+    service = grpc_service(service_factory)
+    md = auth(service)
+    bad = (
+        (admin_pb2.CreateOrganizationRequest(name="x" * 201), "name"),
+        (admin_pb2.CreateOrganizationRequest(name="Acme\x00"), "name"),
+        (admin_pb2.CreateOrganizationRequest(name="Acme", rate_rps=1e300), "rate_rps"),
+        (admin_pb2.CreateOrganizationRequest(name="Acme", rate_burst=2**63 - 1), "rate_burst"),
+    )
+
+    async def body(channel: grpc.aio.Channel) -> list[grpc.aio.AioRpcError]:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        errors = []
+        for request, _ in bad:
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await stub.CreateOrganization(request, metadata=md)
+            errors.append(failed.value)
+        return errors
+
+    for error, (_, field) in zip(with_channel(service, body), bad, strict=True):
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, field
+        assert trailer(error, "error-field") == field
+    made = service.container.accounts.create_organization("A" * 200, 1_000_000.0, 1_000_000_000)
+    assert made["rate_burst"] == 1_000_000_000
+
+
 def test_a_revoked_key_cannot_be_rotated(service_factory: ServiceFactory) -> None:
     service = grpc_service(service_factory)
     issued = service.container.accounts.create_key(service.new_org(), "test", "full")

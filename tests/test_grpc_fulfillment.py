@@ -286,6 +286,10 @@ def test_bad_reports_map_to_status_codes_with_stable_codes(service_factory: Serv
     )
     assert not_failed.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert trailer(not_failed, "error-code") == "order_state_conflict"
+    malformed = rpc_error(service, lambda s: s.MarkDomainBurned(
+        pb.MarkDomainBurnedRequest(domain="not a domain!", reason="x"), metadata=md))
+    assert malformed.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert trailer(malformed, "error-field") == "domain"
 
 
 def test_worker_holds_a_failed_step_and_resumes_after_retry(service_factory: ServiceFactory) -> None:
@@ -396,3 +400,23 @@ def test_a_report_on_a_sandbox_order_is_stamped_on_its_sandbox_clock(
         assert order["updated_at"] == order["created_at"] == waiting["created_at"]
         pending = sandbox.get("/orders/pending", params={"order_id": waiting["id"]}).json()["data"]
         assert [p["resolved_at"] for p in pending] == [order["created_at"]]
+
+
+def test_a_finished_sandbox_order_has_no_next_step(service_factory: ServiceFactory) -> None:
+    """The sandbox completes an order without recording its steps: `next_step` is empty once
+    it is finished (the proto: "empty when every step ran"), not the first step."""
+    service = grpc_service(service_factory, roles=[*ROLES, "worker"])
+    md = as_alice(service)
+
+    async def body(stub: Stub) -> Any:
+        stream = stub.StreamWork(pb.StreamWorkRequest(follow=True), metadata=md)
+        with service.partner() as client:
+            order = await asyncio.to_thread(placed, client, counts(new_workspace(client), a=1))
+        while True:
+            item = await asyncio.wait_for(stream.read(), timeout=PATIENCE)
+            if item.order_id == order["id"] and item.status == "completed":
+                stream.cancel()
+                return item
+
+    finished = call(service, body)
+    assert (list(finished.steps_done), finished.next_step) == ([], "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from domain.order_steps import next_step
-from domain.orders import Order
+from domain.orders import ACTION_REQUIRED, IN_PROGRESS, Order
 from infra.clock import iso
 from infra.ids import public_id
 
@@ -43,6 +43,9 @@ class WorkList(msgspec.Struct, kw_only=True):
 
 
 def work_view(order: Order) -> OrderWork:
+    # A sandbox order completes without recording steps, and a finished or cancelling order
+    # runs none: no next step for either.
+    running = order.status in (IN_PROGRESS, ACTION_REQUIRED)
     return OrderWork(
         order_id=public_id("ord", order.id),
         org_id=order.org_id,
@@ -50,7 +53,7 @@ def work_view(order: Order) -> OrderWork:
         kind=order.kind,
         status=order.status,
         steps_done=list(order.steps_done),
-        next_step=next_step(order) or "",
+        next_step=(next_step(order) if running else None) or "",
         failed_step=order.failed_step or "",
         reason=order.step_failure or order.reason or "",
         pending_action_id=order.pending_action_id or "",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hmac
-import math
 import secrets
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import cast
@@ -61,6 +61,9 @@ class IssuedKey:
 
 
 ORG_CACHE_SECONDS = 1.0
+MAX_NAME = 200
+MAX_RATE = 1_000_000.0  # requests per second
+MAX_BURST = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,10 @@ class Accounts:
     def create_organization(
         self, name: str, rate_rps: float | None = None, rate_burst: int | None = None
     ) -> dict[str, object]:
-        if not name.strip():
-            raise invalid("Organization name must not be empty.", "name")
+        if not name.strip() or len(name.strip()) > MAX_NAME:
+            raise invalid(f"Organization name must be 1 to {MAX_NAME} characters.", "name")
+        if any(unicodedata.category(char) == "Cc" for char in name):
+            raise invalid("Organization name must not hold control characters.", "name")
         _check_rate(rate_rps, rate_burst)
         org = Organization(
             name=name.strip(), rate_rps=rate_rps, rate_burst=rate_burst, created_at=self.clock.now()
@@ -224,7 +229,11 @@ class Accounts:
 def _check_rate(rate_rps: float | None, rate_burst: int | None) -> None:
     # `not (x > 0)` also refuses NaN, which would 500 every request of the organization;
     # infinity is no rate at all and does not print as JSON.
-    if rate_rps is not None and not (0 < rate_rps < math.inf):
-        raise invalid("The rate (requests per second) must be a positive number.", "rate_rps")
-    if rate_burst is not None and rate_burst < 1:
-        raise invalid("The burst must be at least 1 request.", "rate_burst")
+    if rate_rps is not None and not (0 < rate_rps <= MAX_RATE):
+        raise invalid(
+            f"The rate (requests per second) must be a positive number up to {MAX_RATE:g}.",
+            "rate_rps",
+        )
+    # Bounded so the bucket's counters stay exact and fit every store's integer columns.
+    if rate_burst is not None and not 1 <= rate_burst <= MAX_BURST:
+        raise invalid(f"The burst must be 1 to {MAX_BURST:,} requests.", "rate_burst")

@@ -66,6 +66,8 @@ def burned_domain_job(
     name = registrar.normalize(domain or "")
     if not name:
         raise invalid("domain is required.", "domain")
+    if not registrar.is_valid_name(name):
+        raise invalid(f"'{domain}' is not a valid domain name.", "domain")
     reason = (reason or "").strip()
     if not reason or len(reason) > MAX_REASON:
         raise invalid(f"reason must be 1 to {MAX_REASON} characters.", "reason")
