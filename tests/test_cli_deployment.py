@@ -80,7 +80,7 @@ def test_refuses_to_act_beside_another_deployments_server(
     line = refused(run(env, "key", "create", org, "--env", "test", "--preset", "full"))
     assert line.startswith(f"partner-api: refusing to act on store sqlite:{tmp_path / 'terminal'}: ")
     assert service.container.deployment_id in line and "this store: not created" in line
-    assert not (tmp_path / "terminal" / "ops.sqlite").exists()
+    assert not (tmp_path / "terminal").exists()  # no store, no secrets: nothing written
     # The same once the CLI's store exists (made while nothing listened), for any command.
     succeeded(run({**env, "PARTNER_API_GRPC_PORT": str(free_port())}, "org", "create", "Local"))
     line = refused(run(env, "fulfillment", "list"))

@@ -324,3 +324,22 @@ def test_a_domains_updated_at_moves_with_its_renewal_not_with_a_siblings_lapse(
         assert updated_at() == renewed_at
         assert advance(sandbox, seconds=100 * DAY)["came_due"]["lapses"] == 1
         assert updated_at() == renewed_at
+
+
+def test_a_name_its_waiting_order_never_registered_does_not_renew(
+    service_factory: ServiceFactory,
+) -> None:
+    """An order waiting on the partner before its `register` step holds names that are not
+    the organization's yet: a year on, nothing renews (live would charge each)."""
+    service = service_factory(clock=ManualClock(START))
+    with service.partner() as sandbox:
+        body = counts(new_workspace(sandbox), a=2, profile_picture_url="http://private.lan/a.png")
+        waiting = placed(sandbox, body)
+        assert waiting["status"] == "action_required", waiting
+        came_due = advance(sandbox, seconds=YEAR)["came_due"]
+        assert (came_due["renewals"], came_due["lapses"]) == (0, 0)
+        assert _entries(sandbox, "renewal") == []
+        service.wait_projections()
+        for domain in waiting["domains"]:
+            row = sandbox.get(f"/domains/{domain['id']}").json()["data"]
+            assert row["updated_at"] == waiting["updated_at"], row

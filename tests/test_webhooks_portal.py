@@ -28,6 +28,13 @@ def test_portal_sign_in_endpoint_secret_test_event_and_redeliver(service: Runnin
             assert 'id="error"' in refused.text and 'id="secret"' not in refused.text
     with browser(service) as web:
         assert 'id="api_key"' in web.get("/portal").text
+        dashboard = web.post("/portal/login", data={"api_key": service.new_key(org, "test")})
+        # A sandbox key cannot change the endpoint: no form offers to.
+        assert 'id="save-url"' not in dashboard.text and 'id="rotate"' not in dashboard.text
+        assert 'id="send-test"' in dashboard.text
+        bogus = web.get("/portal", params={"status": "bogus"})
+        assert bogus.status_code == 200 and "bogus" in bogus.text and 'id="error"' in bogus.text
+        web.post("/portal/logout", data={"csrf": csrf_of(dashboard.text)})
         refused = web.post("/portal/login", data={"api_key": service.new_key(org, "test", "read")})
         assert refused.status_code == 403 and 'id="error"' in refused.text  # valid, no right
         unknown = web.post("/portal/login", data={"api_key": "pk_test_" + "x" * 32})

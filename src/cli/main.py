@@ -250,12 +250,14 @@ def _acted_on(where: str) -> None:
 
 
 def _run(handler: Command, args: argparse.Namespace) -> dict[str, Any]:
-    settings = Settings.from_env()
+    # Nothing written before the checks: a refused command leaves the data dir as it was.
+    settings = Settings.from_env(create_secrets=False)
     remote = run_remote(settings, args)
     if remote is not None:
         _acted_on(f"acted on server {target_of(settings)} (gRPC admin)")
         return remote
     check_same_deployment(settings)
+    settings = Settings.from_env()  # this store it is: its secrets are made on first use
     container = Container.build(settings)
     acted = f"acted on store {store_label(settings)}"
     try:

@@ -81,6 +81,12 @@ def _secret_file(data_dir: Path, name: str, prefix: str = "") -> str:
     return path.read_text().strip()
 
 
+def _existing_secret(data_dir: Path, name: str, prefix: str = "") -> str:
+    """The secret kept under the data dir if there is one, else "" (nothing written)."""
+    path = data_dir / name
+    return path.read_text().strip() if path.exists() else ""
+
+
 def _search_path_of(url: str | None) -> str | None:
     """The first schema a libpq URL's `options` (`-c search_path=...`) names, if any."""
     if not url:
@@ -170,8 +176,13 @@ class Settings:
         return [url.strip() for url in (self.nats_url or "").split(",") if url.strip()]
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+    def from_env(
+        cls, environ: dict[str, str] | None = None, create_secrets: bool = True
+    ) -> Settings:
+        """Without `create_secrets`, a secret the data dir does not hold yet is "" and the
+        dir is left as it is (a CLI command that may still refuse to use this store)."""
         env = dict(os.environ if environ is None else environ)
+        secret = _secret_file if create_secrets else _existing_secret
         data_dir = Path(env.get("PARTNER_API_DATA_DIR", "./var")).resolve()
         schema = database_schema(env)
         return cls(
@@ -204,9 +215,9 @@ class Settings:
             http_max_connections=int(env.get("PARTNER_API_HTTP_MAX_CONNECTIONS", "1000")),
             poll_interval_seconds=float(env.get("PARTNER_API_POLL_INTERVAL_SECONDS", "0.05")),
             outbox_stuck_seconds=float(env.get("PARTNER_API_OUTBOX_STUCK_SECONDS", "30")),
-            secret_key=env.get("PARTNER_API_SECRET_KEY") or _secret_file(data_dir, "secret.key"),
+            secret_key=env.get("PARTNER_API_SECRET_KEY") or secret(data_dir, "secret.key"),
             operator_token=env.get("PARTNER_API_OPERATOR_TOKEN")
-            or _secret_file(data_dir, "operator.token", "op_"),
+            or secret(data_dir, "operator.token", "op_"),
             grpc_tls_cert=_path(env.get("PARTNER_API_GRPC_TLS_CERT")),
             grpc_tls_key=_path(env.get("PARTNER_API_GRPC_TLS_KEY")),
             grpc_tls_client_ca=_path(env.get("PARTNER_API_GRPC_TLS_CLIENT_CA")),

@@ -30,7 +30,7 @@ def refuse_sandbox_change(environment: str) -> None:
         raise DomainError(
             "forbidden",
             "The webhook endpoint serves live and sandbox events alike: change it with a live "
-            "key (full preset) or `partner-api webhook set`.",
+            "key (full preset) or the operator CLI (partner-api webhook set).",
         )
 
 

@@ -181,6 +181,11 @@ class PortalController(Controller):
         if session is None:
             return _html("login.html")
         status, before = _page_query(request)
+        asked = request.query_params.get("status")
+        if asked is not None and asked != status:  # shown unfiltered, but said so
+            shown = ", ".join(DELIVERY_STATUSES)
+            error = f"No events have the status {asked!r}: it is one of {shown}. All are shown."
+            return _dashboard(container, session, None, before, error=error)
         return _dashboard(container, session, status, before)
 
     @post("/login", operation_id="portalLogin", summary="Sign in with a full API key")

@@ -24,7 +24,7 @@ from eventsourcing.domain import Aggregate
 from adapters import registrar
 from domain.domain_terms import DAY, DomainTerm, anniversary, term_id
 from domain.errors import DomainError, NotFound, invalid
-from domain.orders import FAILED, Order
+from domain.orders import FAILED, Order, never_registered
 from infra.clock import iso
 from infra.ids import parse_id
 from services.accounts.keys import Principal
@@ -97,7 +97,7 @@ def run_term(container: Container, dom_id: str) -> str | None:
 
     def run() -> str | None:
         row = _row(container, dom_id)
-        if row is None or row["source"] == "imported":
+        if row is None or row["source"] == "imported" or _not_registered_yet(container, row):
             return None
         term = load_term(container, row)
         at = container.clock.now()
@@ -135,6 +135,18 @@ def _renew(container: Container, row: Row, term: DomainTerm, at: float) -> str |
     term.renew(cents, at)
     container.store.save(wallet, term)
     return RENEWS
+
+
+def _not_registered_yet(container: Container, row: Row) -> bool:
+    """A name its order was to register but has not (the order waits on the partner before
+    its `register` step): not the organization's, so there is no year to renew or end; the
+    row's status alone does not tell, as an order may wait on the partner after registering."""
+    if row["status"] != "action_required" or not row["order_id"]:
+        return False
+    order = container.store.find(parse_id("ord", str(row["order_id"])), Order)
+    if not isinstance(order, Order):
+        return False
+    return any(item["id"] == row["id"] and never_registered(item) for item in order.domains)
 
 
 def _orders_of(container: Container, term: DomainTerm) -> list[str]:
