@@ -224,3 +224,21 @@ def _second_posts_span(receiver: Receiver, events: list[dict[str, Any]]) -> floa
     """Seconds from the first to the last second attempt's arrival, once all arrived."""
     seconds = [r.at for e in events for r in receiver.of_event(e["id"])[1:2]]
     return max(seconds) - min(seconds) + 1e-9 if len(seconds) == len(events) else None
+
+
+def test_a_redelivery_in_a_moved_sandbox_is_due_at_its_now(
+    webhooks: RunningService, failing: Receiver
+) -> None:
+    """Decisions 6: a sandbox's timestamps read its clock. A redelivery is queued for the
+    dispatcher to make at once: its `next_attempt_at` is the sandbox's now, not a real time
+    a day before it."""
+    with webhooks.partner() as partner:
+        assert webhooks.put_webhook(partner, failing.url).status_code == 200
+        moved = advance(partner, seconds=DAY)
+        event = _test_event_after_first_attempt(partner)
+        answer = partner.post(f"/events/{event['id']}/redeliver")
+        assert answer.status_code == 202, answer.text
+        queued = answer.json()["data"]
+        # Queued, or attempted (failing) already and its retry scheduled on the sandbox clock.
+        assert queued["status"] == "pending" and queued["next_attempt_at"] >= moved["now"], queued
+        assert _attempts(partner, event["id"])["next_attempt_at"] >= moved["now"]

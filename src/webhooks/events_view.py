@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from infra.clock import iso
+from infra.clock import SANDBOX, iso
 from infra.database import Database
 from views.events import Attempt, EventOut
 from webhooks.deliveries import attempts_of
+
+if TYPE_CHECKING:
+    from runtime.container import Container
 
 EVENTS_FROM = "webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id"
 EVENT_COLUMNS = (
@@ -19,8 +23,32 @@ EVENT_COLUMNS = (
 STATUS_SQL = "COALESCE(d.status, 'pending') = ?"
 
 
+@dataclass(frozen=True)
+class SandboxTimes:
+    """A sandbox's time beside real time, read once for a page of its events."""
+
+    real_now: float
+    sandbox_now: float
+
+
+def sandbox_times(container: Container, tenant: str) -> SandboxTimes | None:
+    org_id, environment = tenant.rsplit(":", 1)
+    if environment != SANDBOX:
+        return None
+    return SandboxTimes(container.clock.real_now(), container.clock.sandbox_now(org_id))
+
+
 def _iso_or_none(value: float | None) -> str | None:
     return None if value is None else iso(float(value))
+
+
+def _next_attempt_at(value: float | None, times: SandboxTimes | None) -> str | None:
+    """When the next attempt comes. A first delivery or a redelivery is queued on real time,
+    for the dispatcher to make at once: in a sandbox whose clock was moved on, that is its
+    `now` (decisions 6: a sandbox's timestamps read its clock), not a real time before it."""
+    if value is not None and times is not None and float(value) <= times.real_now:
+        return iso(max(float(value), times.sandbox_now))
+    return _iso_or_none(value)
 
 
 def render_attempt(row: dict[str, Any]) -> Attempt:
@@ -35,8 +63,10 @@ def render_attempt(row: dict[str, Any]) -> Attempt:
     )
 
 
-def render_event(row: dict[str, Any], attempts: list[dict[str, Any]]) -> EventOut:
-    """An `EVENT_COLUMNS` row and its attempts' rows as answered."""
+def render_event(
+    row: dict[str, Any], attempts: list[dict[str, Any]], times: SandboxTimes | None = None
+) -> EventOut:
+    """An `EVENT_COLUMNS` row and its attempts' rows as answered (`times`: a sandbox's)."""
     envelope = json.loads(row["envelope"])
     pending = row["status"] == "pending"
     return EventOut(
@@ -47,16 +77,18 @@ def render_event(row: dict[str, Any], attempts: list[dict[str, Any]]) -> EventOu
         data=envelope["data"],
         status=row["status"],
         attempt_count=int(row["attempt_count"]),
-        next_attempt_at=_iso_or_none(row["next_attempt_at"]) if pending else None,
+        next_attempt_at=_next_attempt_at(row["next_attempt_at"], times) if pending else None,
         delivered_at=_iso_or_none(row["delivered_at"]),
         attempts=[render_attempt(a) for a in attempts],
     )
 
 
-def render_page(db: Database, rows: list[dict[str, Any]]) -> list[EventOut]:
+def render_page(
+    db: Database, rows: list[dict[str, Any]], times: SandboxTimes | None = None
+) -> list[EventOut]:
     with db.read() as cur:
         attempts = attempts_of(cur, [row["id"] for row in rows])
-    return [render_event(row, attempts[row["id"]]) for row in rows]
+    return [render_event(row, attempts[row["id"]], times) for row in rows]
 
 
 def event_row(db: Database, tenant: str, event_id: str) -> dict[str, Any] | None:
@@ -68,10 +100,12 @@ def event_row(db: Database, tenant: str, event_id: str) -> dict[str, Any] | None
     return row
 
 
-def one_event(db: Database, tenant: str, event_id: str) -> EventOut | None:
+def one_event(
+    db: Database, tenant: str, event_id: str, times: SandboxTimes | None = None
+) -> EventOut | None:
     row = event_row(db, tenant, event_id)
     if row is None:
         return None
     with db.read() as cur:
         attempts = attempts_of(cur, [event_id])[event_id]
-    return render_event(row, attempts)
+    return render_event(row, attempts, times)

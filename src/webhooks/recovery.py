@@ -21,7 +21,7 @@ from views.events import EventOut, RedeliveredOut
 from webhooks.commands import RedeliverEvents
 from webhooks.deliveries import CHUNK, attempts_allowed, redeliver
 from webhooks.event_log import publishing_rank
-from webhooks.events_view import EVENTS_FROM, STATUS_SQL, event_row, one_event
+from webhooks.events_view import EVENTS_FROM, STATUS_SQL, event_row, one_event, sandbox_times
 
 if TYPE_CHECKING:
     from runtime.container import Container
@@ -102,7 +102,7 @@ def redeliver_event(container: Container, tenant: str, org_id: str, event_id: st
     if row is None:
         raise NotFound("event")
     redeliver(container.read_db, row, org_id, real_now(container.clock))
-    found = one_event(container.read_db, tenant, event_id)
+    found = one_event(container.read_db, tenant, event_id, sandbox_times(container, tenant))
     if found is None:
         raise NotFound("event")
     return found

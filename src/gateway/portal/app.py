@@ -33,7 +33,14 @@ from webhooks.commands import SetWebhookEndpoint
 from webhooks.deliveries import STATUSES as DELIVERY_STATUSES
 from webhooks.deliveries import redeliver
 from webhooks.endpoints import endpoints_of, refuse_sandbox_change
-from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, event_row, render_page
+from webhooks.events_view import (
+    EVENT_COLUMNS,
+    EVENTS_FROM,
+    STATUS_SQL,
+    event_row,
+    render_page,
+    sandbox_times,
+)
 from webhooks.recovery import redeliver_since, to_the_millisecond
 
 if TYPE_CHECKING:
@@ -132,7 +139,7 @@ def _dashboard(
         environment=session.environment,
         csrf=session.csrf,
         endpoint=endpoints_of(container).describe(session.org_id),
-        events=render_page(container.read_db, rows),
+        events=render_page(container.read_db, rows, sandbox_times(container, session.tenant)),
         shown_status=status,
         older=older,
         sandbox_clock=clock_panel(container, session.org_id, session.environment),

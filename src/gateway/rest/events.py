@@ -29,7 +29,14 @@ from webhooks.commands import RedeliverEvents, SetWebhookEndpoint
 from webhooks.deliveries import STATUSES
 from webhooks.endpoints import endpoints_of, refuse_sandbox_change
 from webhooks.event_log import POSITION_STRIDE
-from webhooks.events_view import EVENT_COLUMNS, EVENTS_FROM, STATUS_SQL, one_event, render_page
+from webhooks.events_view import (
+    EVENT_COLUMNS,
+    EVENTS_FROM,
+    STATUS_SQL,
+    one_event,
+    render_page,
+    sandbox_times,
+)
 from webhooks.recovery import redeliver_event, redeliver_events
 from webhooks.test_event import TEST_EVENT_TYPE
 
@@ -94,7 +101,10 @@ class EventsController(Controller):
             render=lambda row: row,
         )
         return EventPage(
-            data=render_page(container_of(request).read_db, page["data"]),
+            data=render_page(
+                container_of(request).read_db, page["data"],
+                sandbox_times(container_of(request), tenant),
+            ),
             links=Links(**page["links"]),
             meta=Meta(**page["meta"]),
         )
@@ -110,7 +120,8 @@ class EventsController(Controller):
     )
     async def get_event(self, request: Request[Any, Any, Any], event_id: str) -> EventResponse:
         await _show_everything_stored(request)
-        found = one_event(container_of(request).read_db, principal_of(request).tenant, event_id)
+        container, tenant = container_of(request), principal_of(request).tenant
+        found = one_event(container.read_db, tenant, event_id, sandbox_times(container, tenant))
         if found is None:
             raise NotFound("event")
         return EventResponse(found)
@@ -267,7 +278,10 @@ def _send_test(container: Container, principal: Principal) -> EventResponse:
             "SELECT id FROM webhook_events WHERE position >= ? AND position < ? AND tenant = ?",
             (position * POSITION_STRIDE, (position + 1) * POSITION_STRIDE, principal.tenant),
         ).fetchone()
-    found = None if row is None else one_event(container.read_db, principal.tenant, row["id"])
+    times = sandbox_times(container, principal.tenant)
+    found = None if row is None else one_event(
+        container.read_db, principal.tenant, row["id"], times
+    )
     if found is None:
         raise NotFound("event")
     return EventResponse(found)
