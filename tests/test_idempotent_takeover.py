@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from conftest import RunningService, ServiceFactory
 from pool_support import pooled
-from test_orders_sandbox import new_workspace
+from test_orders_sandbox import new_workspace, wait_order
 from test_swaps import completed_order, of
 
 from infra.clock import ManualClock
@@ -25,6 +25,10 @@ from services.accounts.users import create_user
 from services.accounts.workspaces import create_workspace
 from services.catalog.bundles import create_bundle
 from services.catalog.commands import CreateBundle
+from services.domains.commands import PurchaseDomains
+from services.domains.purchase import purchase_domains
+from services.orders.commands import PlaceOrder
+from services.orders.use_cases import place_order
 from services.pool.attach import attach
 from services.pool.commands import AttachPool
 from services.swaps.commands import CreateSwap
@@ -88,13 +92,47 @@ def dead_swap(service: RunningService, principal: Principal, body: dict[str, Any
     return result
 
 
+def purchase_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    return "/domains/purchase", {"domains": [{"domain": "ghost-bought.com", "auto_renew": True}]}
+
+
+def dead_purchase(service: RunningService, principal: Principal, body: dict[str, Any]
+                  ) -> dict[str, Any]:
+    command = msgspec.convert(body, PurchaseDomains)
+    result: dict[str, Any] = msgspec.to_builtins(
+        purchase_domains(service.container, principal, command))
+    return result
+
+
+def named_order_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    bought = client.post("/domains/purchase", json={"domains": [{"domain": "ghost-named.com"}]},
+                         headers={"Idempotency-Key": "bought"}).json()["data"]
+    wait_order(client, bought["id"])
+    return "/orders", {"destination": {"workspace_id": new_workspace(client)},
+                       "suite_a": {"domains": 1, "inboxes_per_domain": 1},
+                       "domains": [{"domain": "ghost-named.com", "suite": "suite_a"}]}
+
+
+def dead_order(service: RunningService, principal: Principal, body: dict[str, Any]
+               ) -> dict[str, Any]:
+    command = msgspec.convert(body, PlaceOrder)
+    result: dict[str, Any] = msgspec.to_builtins(
+        place_order(service.container, principal, command))
+    return result
+
+
 CASES = {
     "workspace": (workspace_case, dead_workspace, 201),
     "bundle": (bundle_case, dead_bundle, 201),
     "user": (user_case, dead_user, 201),
     "pool_attach": (attach_case, dead_attach, 202),
     "swap": (swap_case, dead_swap, 201),
+    # Their names are the dead attempt's own: not `already_owned`, not held by another order.
+    "purchase": (purchase_case, dead_purchase, 201),
+    "named_order": (named_order_case, dead_order, 201),
 }
+# A second request with a fresh key would meet the first one's names.
+SINGLE_USE = {"swap", "purchase", "named_order"}
 
 
 def tenant_on_a_manual_clock(
@@ -135,8 +173,8 @@ def test_a_retry_answers_what_the_dead_attempt_created(
         again = client.post(path, json=body, headers={"Idempotency-Key": "died"})
         assert again.headers["Idempotent-Replayed"] == "true"
         assert again.json()["data"] == found
-        if case == "swap":
-            return  # the swapped domain left the order: a second swap of it is refused
+        if case in SINGLE_USE:
+            return  # e.g. the swapped domain left the order: a second swap of it is refused
         fresh = client.post(path, json=body, headers={"Idempotency-Key": "another"})
         assert fresh.status_code == status, fresh.text  # a new key still creates anew
         assert fresh.json()["data"] != found

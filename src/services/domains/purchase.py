@@ -32,7 +32,7 @@ from services.catalog.pricing import price_of, registration_price
 from services.domains.claims import DomainsHeld
 from services.domains.commands import PurchaseDomains
 from services.orders.plan import new_domain_item, normalize_domain
-from services.orders.use_cases import accept
+from services.orders.use_cases import accept, placed_before
 from views.orders import OrderOut
 
 if TYPE_CHECKING:
@@ -46,6 +46,10 @@ def purchase_domains(
     container: Container, principal: Principal, command: PurchaseDomains
 ) -> OrderOut:
     """The order placed (`services.orders.use_cases.accept`'s view of it)."""
+    if (placed := placed_before(container)) is not None:
+        # A retry taking over from an attempt that died after its save: the names it bought
+        # are this purchase's own, not `already_owned`.
+        return placed
     entries = command.domains
     if not 1 <= len(entries) <= MAX_DOMAINS:
         raise invalid(f"Send 1 to {MAX_DOMAINS} domains.", "domains")

@@ -85,6 +85,9 @@ def placed_before(container: Container) -> OrderOut | None:
 
 
 def place_order(container: Container, principal: Principal, command: PlaceOrder) -> OrderOut:
+    if (placed := placed_before(container)) is not None:
+        return placed  # saved by the dead attempt: its names are its own, not a conflict
+
     def attempt(taken_meanwhile: set[str], pick_inventory: bool) -> OrderOut:
         plan = plan_order(
             container, principal.org_id, principal.environment, command,
