@@ -4,14 +4,20 @@ A change that completes something (`order.completed`, `swap.completed`) fires it
 with it (`domain.connected` for each domain). The dispatcher sends fresh deliveries side by side;
 left alone, a completion could reach the receiver before its parts. So the completion waits
 until the first attempts of the other events of its change (same stored event) have ended;
-their retries, if any, are not waited for.
+their retries, if any, are not waited for. With several dispatchers, a part may be another's:
+the completion names its parts (`outbox.message_of`), and waits until the deliveries table
+shows their first attempts ended, wherever they were made.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from webhooks.deliveries import Due
+from infra.blocking import run_blocking
+from infra.database import Database
+from webhooks.deliveries import Due, first_attempts_ended
+
+POLL_SECONDS = 0.02
 
 
 class ChangeOrder:
@@ -43,3 +49,20 @@ async def after(parts: set[asyncio.Task[None]], longest: float) -> bool:
         return False
     await asyncio.wait(parts, timeout=longest)
     return True
+
+
+async def after_named_parts(db: Database, due: Due, longest: float) -> bool:
+    """Wait (`longest` seconds at most) until the parts `due` names had their first attempts,
+    by this dispatcher or another; whether it waited. The ones this dispatcher took are done
+    by now (`after`), so with one dispatcher this is one read."""
+    if not due.parts:
+        return False
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + longest
+    waited = False
+    while not await run_blocking(first_attempts_ended, db, due.parts):
+        if loop.time() >= deadline:
+            break
+        waited = True
+        await asyncio.sleep(POLL_SECONDS)
+    return waited

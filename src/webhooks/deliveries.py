@@ -27,6 +27,22 @@ class Due:
     tenant: str = ""  # org_...:test or org_...:live
     change: str = ""  # the stored event it came from (`stream.CHANGE_HEADER`)
     after_parts: bool = False  # sent once its change's other first attempts ended
+    parts: tuple[str, ...] = ()  # those other events' ids, where the message names them
+
+
+def first_attempts_ended(db: Database, event_ids: Sequence[str]) -> bool:
+    """Whether every one of these deliveries had its first attempt, by whichever dispatcher
+    took it (or ended without one)."""
+    if not event_ids:
+        return True
+    marks = ", ".join("?" for _ in event_ids)
+    with db.read() as cur:
+        row = cur.execute(
+            f"SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id IN ({marks}) "
+            "AND (attempts > 0 OR status <> 'pending')",
+            tuple(event_ids),
+        ).fetchone()
+    return int(row["n"]) == len(set(event_ids))
 
 
 def attempts_allowed(schedule: Sequence[float]) -> int:

@@ -32,7 +32,7 @@ from domain.sandbox_clocks import sandbox_clock_id
 from infra.blocking import run_blocking
 from infra.ids import parse_id
 from webhooks.batched_lookup import BatchedLookup
-from webhooks.change_order import ChangeOrder, after
+from webhooks.change_order import ChangeOrder, after, after_named_parts
 from webhooks.deliveries import (
     Due,
     Outcome,
@@ -281,7 +281,8 @@ class WebhookDispatcher:
     async def _deliver_after(
         self, parts: set[asyncio.Task[None]], due: Due, endpoints: dict[str, Endpoint | None]
     ) -> None:
-        if await after(parts, self.lease):
+        waited = await after(parts, self.lease)
+        if await after_named_parts(self.db, due, self.lease) or waited:
             endpoints = {}  # read again: the wait may have been long
         await self._deliver(due, endpoints)
 

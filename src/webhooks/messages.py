@@ -15,9 +15,12 @@ def due_of(data: bytes, headers: dict[str, str] | None) -> Due:
     if headers and ORG_HEADER in headers:
         org_id = headers[ORG_HEADER]
         tenant = f"{org_id}:{headers[ENVIRONMENT_HEADER]}"
+        named = headers.get(AFTER_PARTS_HEADER, "")
         return Due(headers["Nats-Msg-Id"], org_id, data.decode(), tenant=tenant,
                    change=headers.get(CHANGE_HEADER, ""),
-                   after_parts=AFTER_PARTS_HEADER in headers)
+                   after_parts=AFTER_PARTS_HEADER in headers,
+                   # "1": the parts are not named (too many, or a publisher before they were)
+                   parts=tuple(part for part in named.split(",") if part.startswith("evt_")))
     body = json.loads(data)
     envelope = body["envelope"]
     payload = json.dumps(envelope, separators=(",", ":"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import nats.errors
@@ -54,6 +55,8 @@ ACK_STALL_SECONDS = 2.0
 MAX_POLL_SECONDS = 0.02
 # Room left in the server's max_payload for a message's headers (a few hundred bytes).
 HEADERS_ROOM = 4096
+# Part ids a completion's header names at most (37 bytes each): well inside HEADERS_ROOM.
+MAX_NAMED_PARTS = 64
 
 
 class AcksStalled(Exception):
@@ -84,8 +87,11 @@ async def await_acks(acks: list[asyncio.Future[Any]]) -> None:
             ack.result()
 
 
-def message_of(event: PublicEvent) -> tuple[bytes, dict[str, str]]:
-    """The JetStream message of a public event: its envelope, and its headers."""
+def message_of(event: PublicEvent, parts: Sequence[str] = ()) -> tuple[bytes, dict[str, str]]:
+    """The JetStream message of a public event: its envelope, and its headers. A completion
+    names the other events of its change (`parts`), so a dispatcher that did not take them
+    itself can still wait for their first attempts; past MAX_NAMED_PARTS it names none (its
+    own dispatcher still orders the ones it took)."""
     headers = {
         "Nats-Msg-Id": event.id,
         ORG_HEADER: event.org_id,
@@ -94,8 +100,17 @@ def message_of(event: PublicEvent) -> tuple[bytes, dict[str, str]]:
         CHANGE_HEADER: event.change,
     }
     if event.type in PUBLISHED_LAST:
-        headers[AFTER_PARTS_HEADER] = "1"
+        headers[AFTER_PARTS_HEADER] = ",".join(parts) if len(parts) <= MAX_NAMED_PARTS else "1"
     return compact_json_text(envelope_of(event)).encode(), headers
+
+
+def parts_by_change(events: Sequence[PublicEvent]) -> dict[str, list[str]]:
+    """The ids of each change's events that its completion goes after."""
+    parts: dict[str, list[str]] = {}
+    for event in events:
+        if event.change and event.type not in PUBLISHED_LAST:
+            parts.setdefault(event.change, []).append(event.id)
+    return parts
 
 
 class OutboxPublisher:
@@ -238,9 +253,10 @@ class OutboxPublisher:
         acks: list[asyncio.Future[Any]] = []
         too_large: list[Due] = []
         limit = int(self._nc.max_payload) - HEADERS_ROOM
+        parts = parts_by_change(events)
         try:
             for event in events:
-                body, headers = message_of(event)
+                body, headers = message_of(event, parts.get(event.change, ()))
                 if len(body) > limit:
                     too_large.append(Due(event.id, event.org_id, body.decode(), tenant=event.tenant))
                     continue

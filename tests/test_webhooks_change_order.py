@@ -1,0 +1,77 @@
+"""A completion goes after its change's parts wherever they were delivered: with several
+dispatchers the parts are often another's, so the completion names them in its message and
+waits until the deliveries table shows their first attempts ended."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import psycopg
+import pytest
+from test_webhook_messages import EVENT
+
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
+from infra.settings import Settings
+from webhooks.change_order import after_named_parts
+from webhooks.deliveries import Due, Outcome, enqueue, record_attempts
+from webhooks.event_log import DELIVERY_DDL
+from webhooks.messages import due_of
+from webhooks.outbox import MAX_NAMED_PARTS, message_of, parts_by_change
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def db(settings: Settings, tmp_path: Path) -> Iterator[Database]:
+    if settings.database_url:
+        schema = f"{settings.database_schema}_change"
+        with psycopg.connect(settings.database_url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        opened: Database = PostgresDatabase(settings.database_url, schema)
+    else:
+        opened = SQLiteDatabase(tmp_path / "change.sqlite")
+    with opened.transaction() as cur:
+        for ddl in DELIVERY_DDL:
+            cur.execute(ddl)
+    yield opened
+    opened.close()
+    if settings.database_url:
+        with psycopg.connect(settings.database_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_change" CASCADE')
+
+
+def test_a_completion_names_its_parts_and_parts_name_none() -> None:
+    parts = [replace(EVENT, type="domain.connected", id=f"evt_part{n}") for n in range(2)]
+    named = parts_by_change([*parts, EVENT])
+    assert named == {EVENT.change: ["evt_part0", "evt_part1"]}
+    done = due_of(*message_of(EVENT, named[EVENT.change]))
+    assert (done.after_parts, done.parts) == (True, ("evt_part0", "evt_part1"))
+    assert due_of(*message_of(parts[0], named[EVENT.change])).parts == ()
+    many = [f"evt_{n}" for n in range(MAX_NAMED_PARTS + 1)]  # past the header's room
+    unnamed = due_of(*message_of(EVENT, many))
+    assert (unnamed.after_parts, unnamed.parts) == (True, ())
+
+
+def test_the_completion_waits_for_first_attempts_made_by_another_dispatcher(
+    db: Database,
+) -> None:
+    parts = [Due(f"evt_p{n}", "org_1", "{}", tenant="org_1:test") for n in range(2)]
+    done = Due("evt_done", "org_1", "{}", tenant="org_1:test", change="c", after_parts=True,
+               parts=tuple(p.event_id for p in parts))
+
+    async def run() -> tuple[bool, bool]:
+        waiting = asyncio.ensure_future(after_named_parts(db, done, longest=10.0))
+        await asyncio.sleep(0.2)
+        still = not waiting.done()  # not taken by any dispatcher yet: no row
+        enqueue(db, parts, NOW, 20.0)  # another dispatcher's intake
+        await asyncio.sleep(0.2)
+        still = still and not waiting.done()  # taken, not attempted yet
+        outcomes = [(p.event_id, Outcome(NOW, 1.0, 500, "HTTP 500")) for p in parts]
+        record_attempts(db, outcomes, (60.0,), NOW)  # failed first attempts end the wait too
+        return still, await asyncio.wait_for(waiting, timeout=5)
+
+    assert asyncio.run(run()) == (True, True)
+    assert asyncio.run(after_named_parts(db, done, longest=10.0)) is False  # no wait now
