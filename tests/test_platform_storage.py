@@ -238,6 +238,13 @@ def test_each_deployment_has_its_own_default_stream(tmp_path: Path) -> None:
     )
     same_place = "postgres://app:secret@127.0.0.1/test?sslmode=prefer"
     assert stream(PARTNER_API_DATABASE_URL=pg) == stream(PARTNER_API_DATABASE_URL=same_place)
+    # This machine's loopback, however a process writes it (a dispatcher given `localhost`
+    # read a stream of its own, and delivered nothing).
+    for loopback in ("localhost", "LOCALHOST", "[::1]", "127.0.0.2"):
+        spelled = f"postgresql://postgres@{loopback}:5432/test"
+        assert stream(PARTNER_API_DATABASE_URL=spelled) == stream(PARTNER_API_DATABASE_URL=pg)
+    elsewhere = "postgresql://postgres@db.internal:5432/test"
+    assert stream(PARTNER_API_DATABASE_URL=elsewhere) != stream(PARTNER_API_DATABASE_URL=pg)
     assert stream().startswith("PARTNER_EVENTS_")
     assert stream(PARTNER_API_NATS_STREAM="MINE") == "MINE"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
 import os
 import re
@@ -224,6 +225,22 @@ class Settings:
         )
 
 
+LOOPBACK = "127.0.0.1"  # as the documented URL writes it: its deployments keep their stream
+
+def _host_of(hostname: str | None) -> str:
+    """The database host as the stream name reads it: every spelling of this machine's own
+    loopback over TCP (`localhost`, `::1`, `127.0.0.2`) is one. No host (libpq's local socket)
+    stays as it always read."""
+    if not hostname:
+        return "localhost"
+    if hostname.lower() == "localhost":
+        return LOOPBACK
+    try:
+        return LOOPBACK if ipaddress.ip_address(hostname).is_loopback else hostname.lower()
+    except ValueError:  # a name
+        return hostname.lower()
+
+
 def default_stream_name(database_url: str | None, schema: str, data_dir: Path) -> str:
     """One JetStream stream per deployment, named after the store it serves: deployments that
     share a NATS cluster (staging beside production, two test runs) must not take each other's
@@ -231,7 +248,8 @@ def default_stream_name(database_url: str | None, schema: str, data_dir: Path) -
     lives counts (host, port, database, schema), not how a process spells or logs into it."""
     if database_url:
         url = urlsplit(database_url)
-        store = f"{url.hostname or 'localhost'}:{url.port or 5432}/{url.path.lstrip('/')}#{schema}"
+        host = _host_of(url.hostname)
+        store = f"{host}:{url.port or 5432}/{url.path.lstrip('/')}#{schema}"
     else:
         store = str(data_dir)
     return "PARTNER_EVENTS_" + hashlib.sha256(store.encode()).hexdigest()[:12].upper()
