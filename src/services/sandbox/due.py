@@ -118,10 +118,9 @@ def attempt_due_webhooks(container: Container, org_id: str, now: float) -> int:
         # At once: a lease runs out one time-out after its post began, however many follow.
         record_attempts(container.read_db, [outcome], settings.webhook_retry_schedule, now)
 
-    made = asyncio.run(
+    return asyncio.run(
         _post_each(settings, endpoint, claimed, now, container.clock.real_now, still_ours, record)
     )
-    return made
 
 
 async def _post_each(
