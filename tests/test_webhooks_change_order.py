@@ -15,7 +15,7 @@ from test_webhook_messages import EVENT
 
 from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.settings import Settings
-from webhooks.change_order import after_named_parts
+from webhooks.change_order import ChangeOrder, after_named_parts
 from webhooks.deliveries import Due, Outcome, enqueue, record_attempts
 from webhooks.event_log import DELIVERY_DDL
 from webhooks.messages import due_of
@@ -63,7 +63,7 @@ def test_the_completion_waits_for_first_attempts_made_by_another_dispatcher(
                parts=tuple(p.event_id for p in parts))
 
     async def run() -> tuple[bool, bool]:
-        waiting = asyncio.ensure_future(after_named_parts(db, done, longest=10.0))
+        waiting = asyncio.ensure_future(after_named_parts(db, done.parts, longest=10.0))
         await asyncio.sleep(0.2)
         still = not waiting.done()  # not taken by any dispatcher yet: no row
         enqueue(db, parts, NOW, 20.0)  # another dispatcher's intake
@@ -74,4 +74,20 @@ def test_the_completion_waits_for_first_attempts_made_by_another_dispatcher(
         return still, await asyncio.wait_for(waiting, timeout=5)
 
     assert asyncio.run(run()) == (True, True)
-    assert asyncio.run(after_named_parts(db, done, longest=10.0)) is False  # no wait now
+    assert asyncio.run(after_named_parts(db, done.parts, longest=10.0)) is False  # no wait now
+
+
+def test_parts_this_dispatcher_took_are_not_looked_up() -> None:
+    """The usual case costs no read: the completion asks the table only for the parts that
+    went to another dispatcher."""
+    mine = Due("evt_p0", "org_1", "{}", tenant="org_1:test", change="c")
+    done = Due("evt_done", "org_1", "{}", tenant="org_1:test", change="c", after_parts=True,
+               parts=("evt_p0", "evt_p1"))
+
+    async def run() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        order = ChangeOrder()
+        order.track(mine, asyncio.ensure_future(asyncio.sleep(0)))
+        elsewhere = order.taken_elsewhere(done)
+        return elsewhere, order.taken_elsewhere(replace(done, parts=("evt_p0",)))
+
+    assert asyncio.run(run()) == (("evt_p1",), ("evt_p0",))  # each change asked once

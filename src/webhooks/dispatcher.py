@@ -282,7 +282,8 @@ class WebhookDispatcher:
         self, parts: set[asyncio.Task[None]], due: Due, endpoints: dict[str, Endpoint | None]
     ) -> None:
         waited = await after(parts, self.lease)
-        if await after_named_parts(self.db, due, self.lease) or waited:
+        elsewhere = self._change_order.taken_elsewhere(due)
+        if await after_named_parts(self.db, elsewhere, self.lease) or waited:
             endpoints = {}  # read again: the wait may have been long
         await self._deliver(due, endpoints)
 
