@@ -84,3 +84,23 @@ def test_readiness_reports_a_store_that_stopped_answering(
         assert again.status_code == 503
         proxy.frozen.clear()
         wait_until(lambda: client.get(service.base_url + "/readyz").status_code == 200, timeout=30)
+
+
+def test_a_read_on_a_terminated_pooled_connection_is_asked_again(settings: Settings) -> None:
+    """A PostgreSQL restart (or an administrator's terminate) leaves idle pooled connections
+    that fail on their next use: a read runs again on a fresh one instead of answering 500."""
+    import psycopg
+
+    from infra.database import PostgresDatabase
+
+    db = PostgresDatabase(settings.database_url or "", settings.database_schema, max_size=1)
+    try:
+        with db.read() as cur:
+            pid = cur.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        with psycopg.connect(settings.database_url or "", autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with db.read() as cur:
+            again = cur.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        assert again != pid
+    finally:
+        db.close()

@@ -199,6 +199,33 @@ class _PgCursor:
         return self._cursor.rowcount
 
 
+class _ReadCursor(_PgCursor):
+    """A read's cursor (autocommit: each statement stands alone) that runs a statement again
+    on a fresh connection when the pooled one turns out dead: a PostgreSQL restart or an
+    administrator's terminate leaves idle pooled connections that fail on their next use,
+    and a read may simply be asked again."""
+
+    def __init__(self, pool: ConnectionPool[psycopg.Connection[Row]]) -> None:
+        self._pool = pool
+        self._conn = pool.getconn()
+        super().__init__(self._conn.cursor())
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> _PgCursor:
+        try:
+            return super().execute(sql, params)
+        except psycopg.OperationalError:
+            if not self._conn.broken:
+                raise
+            self._pool.putconn(self._conn)  # the pool discards a broken connection
+            self._conn = self._pool.getconn()
+            self._cursor = self._conn.cursor()
+            return super().execute(sql, params)
+
+    def close(self) -> None:
+        self._cursor.close()
+        self._pool.putconn(self._conn)
+
+
 class _PipelineCursor(_PgCursor):
     """In pipeline mode results arrive after later statements were sent, and psycopg hands an
     earlier statement's late result to a fetch of the same cursor as if it were the current
@@ -291,8 +318,11 @@ class PostgresDatabase:
 
     @contextmanager
     def read(self) -> Iterator[Any]:
-        with self._pool.connection() as conn, conn.cursor() as cur:
-            yield _PgCursor(cur)
+        cursor = _ReadCursor(self._pool)
+        try:
+            yield cursor
+        finally:
+            cursor.close()
 
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
