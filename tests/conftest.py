@@ -21,10 +21,12 @@ import psycopg
 import pytest
 
 from infra.clock import Clock
+from infra.database import Database, PostgresDatabase, SQLiteDatabase
 from infra.settings import Settings
 from runtime.container import Container
 from runtime.roles import NEEDS_NATS
 from runtime.serve import build_server, resolve_roles
+from webhooks.event_log import DELIVERY_DDL
 
 PG_URL = os.environ.get("PARTNER_API_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 NATS_URL = os.environ.get("PARTNER_API_TEST_NATS_URL", "nats://127.0.0.1:4222")
@@ -227,3 +229,34 @@ def service_factory(settings: Settings) -> Iterator[ServiceFactory]:
 @pytest.fixture
 def service(service_factory: ServiceFactory) -> RunningService:
     return service_factory()
+
+
+@pytest.fixture
+def open_db(settings: Settings, tmp_path: Any) -> Iterator[Any]:
+    """`open_db(name)`: a database of its own holding the webhook delivery tables (PostgreSQL:
+    a schema per name, dropped after the test)."""
+    opened: list[Database] = []
+    names: list[str] = []
+
+    def open_one(name: str) -> Database:
+        names.append(name)
+        if settings.database_url:
+            schema = f"{settings.database_schema}_{name}"
+            with psycopg.connect(settings.database_url, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            db: Database = PostgresDatabase(settings.database_url, schema)
+        else:
+            db = SQLiteDatabase(tmp_path / f"{name}.sqlite")
+        with db.transaction() as cur:
+            for ddl in DELIVERY_DDL:
+                cur.execute(ddl)
+        opened.append(db)
+        return db
+
+    yield open_one
+    for db in opened:
+        db.close()
+    if settings.database_url:
+        with psycopg.connect(settings.database_url, autocommit=True) as conn:
+            for name in names:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_{name}" CASCADE')

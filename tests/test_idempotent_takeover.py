@@ -38,24 +38,24 @@ Setup = Callable[[httpx.Client], tuple[str, dict[str, Any]]]
 Dead = Callable[[RunningService, Principal, dict[str, Any]], dict[str, Any]]
 
 
+def dead_attempt_of(use_case: Callable[[Any, Principal, Any], Any], command: type[Any]) -> Dead:
+    """The use case as the dead attempt ran it: saved, its response never recorded."""
+
+    def run(service: RunningService, principal: Principal, body: dict[str, Any]
+            ) -> dict[str, Any]:
+        view = use_case(service.container, principal, msgspec.convert(body, command))
+        result: dict[str, Any] = msgspec.to_builtins(view)
+        return result
+
+    return run
+
+
 def workspace_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
     return "/workspaces", {"name": "Acme", "provider": "u", "credentials": {"api_key": "k1"}}
 
 
-def dead_workspace(service: RunningService, principal: Principal, body: dict[str, Any]
-                   ) -> dict[str, Any]:
-    command = msgspec.convert(body, CreateWorkspace)
-    return msgspec.to_builtins(create_workspace(service.container, principal, command))
-
-
 def bundle_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
     return "/bundles", {"name": "Std", "monthly_sending_volume": 10000, "send_on_weekends": False}
-
-
-def dead_bundle(service: RunningService, principal: Principal, body: dict[str, Any]
-                ) -> dict[str, Any]:
-    command = msgspec.convert(body, CreateBundle)
-    return msgspec.to_builtins(create_bundle(service.container, principal, command))
 
 
 def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -64,20 +64,9 @@ def user_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
                       "first_name": "Ann", "last_name": "Lee"}
 
 
-def dead_user(service: RunningService, principal: Principal, body: dict[str, Any]
-              ) -> dict[str, Any]:
-    view = create_user(service.container, principal, msgspec.convert(body, CreateUser))
-    return msgspec.to_builtins(view)  # type: ignore[no-any-return]
-
-
 def attach_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
     pooled(client, 2)
     return "/pool/attach", {"workspace_id": new_workspace(client), "quantity": 1}
-
-
-def dead_attach(service: RunningService, principal: Principal, body: dict[str, Any]
-                ) -> dict[str, Any]:
-    return msgspec.to_builtins(attach(service.container, principal, AttachPool(**body)))
 
 
 def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -85,23 +74,8 @@ def swap_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
     return "/swaps", of(order, order["domains"][0]["domain"])
 
 
-def dead_swap(service: RunningService, principal: Principal, body: dict[str, Any]
-              ) -> dict[str, Any]:
-    view = create_swap(service.container, principal, msgspec.convert(body, CreateSwap))
-    result: dict[str, Any] = msgspec.to_builtins(view)
-    return result
-
-
 def purchase_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
     return "/domains/purchase", {"domains": [{"domain": "ghost-bought.com", "auto_renew": True}]}
-
-
-def dead_purchase(service: RunningService, principal: Principal, body: dict[str, Any]
-                  ) -> dict[str, Any]:
-    command = msgspec.convert(body, PurchaseDomains)
-    result: dict[str, Any] = msgspec.to_builtins(
-        purchase_domains(service.container, principal, command))
-    return result
 
 
 def named_order_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
@@ -113,23 +87,15 @@ def named_order_case(client: httpx.Client) -> tuple[str, dict[str, Any]]:
                        "domains": [{"domain": "ghost-named.com", "suite": "suite_a"}]}
 
 
-def dead_order(service: RunningService, principal: Principal, body: dict[str, Any]
-               ) -> dict[str, Any]:
-    command = msgspec.convert(body, PlaceOrder)
-    result: dict[str, Any] = msgspec.to_builtins(
-        place_order(service.container, principal, command))
-    return result
-
-
 CASES = {
-    "workspace": (workspace_case, dead_workspace, 201),
-    "bundle": (bundle_case, dead_bundle, 201),
-    "user": (user_case, dead_user, 201),
-    "pool_attach": (attach_case, dead_attach, 202),
-    "swap": (swap_case, dead_swap, 201),
+    "workspace": (workspace_case, dead_attempt_of(create_workspace, CreateWorkspace), 201),
+    "bundle": (bundle_case, dead_attempt_of(create_bundle, CreateBundle), 201),
+    "user": (user_case, dead_attempt_of(create_user, CreateUser), 201),
+    "pool_attach": (attach_case, dead_attempt_of(attach, AttachPool), 202),
+    "swap": (swap_case, dead_attempt_of(create_swap, CreateSwap), 201),
     # Their names are the dead attempt's own: not `already_owned`, not held by another order.
-    "purchase": (purchase_case, dead_purchase, 201),
-    "named_order": (named_order_case, dead_order, 201),
+    "purchase": (purchase_case, dead_attempt_of(purchase_domains, PurchaseDomains), 201),
+    "named_order": (named_order_case, dead_attempt_of(place_order, PlaceOrder), 201),
 }
 # A second request with a fresh key would meet the first one's names.
 SINGLE_USE = {"swap", "purchase", "named_order"}

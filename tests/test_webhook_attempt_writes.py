@@ -4,15 +4,12 @@ had been recorded one at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from test_webhooks_records import redelivered_during_an_attempt
 
-from infra.database import Database, PostgresDatabase, SQLiteDatabase
-from infra.settings import Settings
+from infra.database import Database
 from webhooks.deliveries import (
     AT_ONCE_FROM,
     Due,
@@ -23,37 +20,9 @@ from webhooks.deliveries import (
     record_attempt,
     record_attempts,
 )
-from webhooks.event_log import DELIVERY_DDL
 
 SCHEDULE = (10.0, 60.0)
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture
-def open_db(settings: Settings, tmp_path: Any) -> Iterator[Any]:
-    opened: list[Database] = []
-
-    def open_one(name: str) -> Database:
-        if settings.database_url:
-            schema = f"{settings.database_schema}_{name}"
-            with psycopg.connect(settings.database_url, autocommit=True) as conn:
-                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-            db: Database = PostgresDatabase(settings.database_url, schema)
-        else:
-            db = SQLiteDatabase(tmp_path / f"{name}.sqlite")
-        with db.transaction() as cur:
-            for ddl in DELIVERY_DDL:
-                cur.execute(ddl)
-        opened.append(db)
-        return db
-
-    yield open_one
-    for db in opened:
-        db.close()
-    if settings.database_url:
-        with psycopg.connect(settings.database_url, autocommit=True) as conn:
-            for name in ("batch", "single"):
-                conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_{name}" CASCADE')
 
 
 MORE = [f"evt_more_{n}" for n in range(4)]  # the batch over AT_ONCE_FROM: arrays on PostgreSQL

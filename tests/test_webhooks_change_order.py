@@ -5,19 +5,15 @@ waits until the deliveries table shows their first attempts ended."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
-import psycopg
 import pytest
 from test_webhook_messages import EVENT
 
-from infra.database import Database, PostgresDatabase, SQLiteDatabase
-from infra.settings import Settings
+from infra.database import Database
 from webhooks.change_order import ChangeOrder, after_named_parts
 from webhooks.deliveries import Due, Outcome, enqueue, record_attempts
-from webhooks.event_log import DELIVERY_DDL
 from webhooks.messages import due_of
 from webhooks.outbox import MAX_NAMED_PARTS, message_of, parts_by_change
 
@@ -25,22 +21,8 @@ NOW = 1_800_000_000.0
 
 
 @pytest.fixture
-def db(settings: Settings, tmp_path: Path) -> Iterator[Database]:
-    if settings.database_url:
-        schema = f"{settings.database_schema}_change"
-        with psycopg.connect(settings.database_url, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        opened: Database = PostgresDatabase(settings.database_url, schema)
-    else:
-        opened = SQLiteDatabase(tmp_path / "change.sqlite")
-    with opened.transaction() as cur:
-        for ddl in DELIVERY_DDL:
-            cur.execute(ddl)
-    yield opened
-    opened.close()
-    if settings.database_url:
-        with psycopg.connect(settings.database_url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{settings.database_schema}_change" CASCADE')
+def db(open_db: Callable[[str], Database]) -> Database:
+    return open_db("change")
 
 
 def test_a_completion_names_its_parts_and_parts_name_none() -> None:

@@ -227,6 +227,7 @@ class Settings:
 
 LOOPBACK = "127.0.0.1"  # as the documented URL writes it: its deployments keep their stream
 
+
 def _host_of(hostname: str | None) -> str:
     """The database host as the stream name reads it: every spelling of this machine's own
     loopback over TCP (`localhost`, `::1`, `127.0.0.2`) is one. No host (libpq's local socket)

@@ -83,7 +83,7 @@ class EventsController(Controller):
             raise invalid("status must be pending, delivered or failed.", "status")
         if type is not None and type not in EVENT_TYPES:
             raise invalid("type must be an event type of the catalog (spec 6).", "type")
-        tenant = principal_of(request).tenant
+        container, tenant = container_of(request), principal_of(request).tenant
         await _show_everything_stored(request)
         page = list_page(
             request,
@@ -101,10 +101,7 @@ class EventsController(Controller):
             render=lambda row: row,
         )
         return EventPage(
-            data=render_page(
-                container_of(request).read_db, page["data"],
-                sandbox_times(container_of(request), tenant),
-            ),
+            data=render_page(container.read_db, page["data"], sandbox_times(container, tenant)),
             links=Links(**page["links"]),
             meta=Meta(**page["meta"]),
         )

@@ -51,15 +51,20 @@ def _identity_complete(inbox: InboxItem) -> bool:
     )
 
 
+def unbacked_reason(order: Order | None) -> str:
+    """Why an order no longer backs its domain's place in the pool."""
+    if order is not None and order.status in (CANCEL_SCHEDULED, CANCELLED):
+        return "order_cancelled"
+    return "order_not_paid"
+
+
 def _order_check(container: Container, name: str, row: Row) -> Eligibility:
     order = container.store.find(parse_id("ord", row["order_id"] or ""), Order)
     if not isinstance(order, Order) or order.kind != ORDER:
         return Eligibility(name, "not_on_suite_a_order")
-    if order.status in (CANCEL_SCHEDULED, CANCELLED):
-        return Eligibility(name, "order_cancelled")
     paid = order.environment != "live" or order.charged_cents > order.refunded_cents
     if order.status != COMPLETED or not paid:
-        return Eligibility(name, "order_not_paid")
+        return Eligibility(name, unbacked_reason(order))
     items = [d for d in order.domains if d["domain"] == name and d.get("suite") == "suite_a"]
     inboxes = [
         inbox

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 from adapters import registrar
 from domain.errors import DomainError, invalid
-from domain.orders import CANCEL_SCHEDULED, CANCELLED, Order
+from domain.orders import Order
 from domain.pool_domains import LINKED, REMOVABLE, PoolDomain
 from infra.ids import parse_id
 from services.accounts.keys import Principal
 from services.pool.commands import MAX_DOMAINS, AddPoolDomains, RemovePoolDomains
-from services.pool.eligibility import check_eligibility
+from services.pool.eligibility import check_eligibility, unbacked_reason
 from services.pool.records import find_pool_domain, pool_domain_for, still_backed
 from views.pool import (
     PoolAddOutcome,
@@ -132,9 +132,7 @@ def _undo_if_unbacked(container: Container, added: list[PoolDomain]) -> None:
         found = container.store.find(parse_id("ord", pool.order_id or ""), Order)
         order = found if isinstance(found, Order) else None
         if not still_backed(order, pool):
-            cancelled = order is not None and order.status in (CANCEL_SCHEDULED, CANCELLED)
-            reason = "order_cancelled" if cancelled else "order_not_paid"
-            unbacked.append({"domain": pool.name, "reason": reason})
+            unbacked.append({"domain": pool.name, "reason": unbacked_reason(order)})
     if not unbacked:
         return
     at = container.clock.now()
